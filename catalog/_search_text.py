@@ -1,0 +1,203 @@
+"""Words for search: splitting text into words, light stemming, stopwords.
+
+Index and query go through the same `words()`, `stem()` and `tokens()`, so only the equality of stems matters,
+never their spelling.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Final
+
+__all__ = ["STOPWORDS", "stem", "tokens", "words"]
+
+#: A word: camelCase splits (`pullRequest` → pull, Request; `PRs` stays one word), digits stand alone.
+_WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_TAG: Final = re.compile(r"<[^>]{0,400}>")
+_ENTITY: Final = re.compile(r"&[a-z]+;|&#\d+;")
+_URL: Final = re.compile(r"https?://\S+")
+
+#: Words and word pairs written several ways, rewritten to one form on both sides (index and query).
+_COMPOUND_WORDS: Final = {
+    "repo": "repository",
+    "repos": "repositories",
+    "org": "organization",
+    "orgs": "organizations",
+    "pr": "pull request",
+    "prs": "pull requests",
+    "dms": "dm",
+    "lookup": "search",
+    "todos": "todo",
+}
+_COMPOUND_PAIRS: Final = {
+    ("on", "call"): "oncall",
+    ("on", "calls"): "oncall",
+    ("e", "mail"): "email",
+    ("e", "mails"): "email",
+    ("log", "in"): "login",
+    ("sign", "in"): "login",
+    ("logged", "in"): "login",
+    ("signed", "in"): "login",
+    ("sign", "up"): "signup",
+    ("to", "do"): "todo",
+    ("to", "dos"): "todo",
+    ("check", "out"): "checkout",
+    ("web", "hook"): "webhook",
+    ("web", "hooks"): "webhook",
+    ("work", "log"): "worklog",
+    ("work", "logs"): "worklog",
+    ("work", "flow"): "workflow",
+    ("work", "flows"): "workflow",
+    ("sub", "task"): "subtask",
+    ("sub", "tasks"): "subtask",
+    ("user", "name"): "username",
+    ("user", "names"): "username",
+    ("time", "sheet"): "timesheet",
+    ("time", "sheets"): "timesheet",
+    ("change", "log"): "changelog",
+    ("change", "logs"): "changelog",
+    ("set", "up"): "setup",
+    ("look", "up"): "search",
+    ("hang", "up"): "hangup",
+    ("money", "back"): "refund",
+    ("direct", "message"): "dm",
+    ("direct", "messages"): "dm",
+    ("merge", "request"): "pull request",
+    ("merge", "requests"): "pull request",
+}
+_SINGLES: Final = {word: tuple(form.split()) for word, form in _COMPOUND_WORDS.items()}
+_PAIRS: Final = {pair: tuple(form.split()) for pair, form in _COMPOUND_PAIRS.items()}
+_PAIR_STARTS: Final = frozenset(first for first, _ in _COMPOUND_PAIRS)
+
+STOPWORDS: Final = frozenset(
+    """a an the of for to in on at by with from into onto and or is are was were be been being it its this that
+    these those some any i we you he she they them their our your his her please can could would should will shall
+    how do does did what which want need like via using about as so just also then than there here when where why
+    whose whom one single given specific certain particular existing someone somebody something thing things up
+    out off over under let lets kindly currently already still yet only if else per each whole such very really
+    wants wanted im am has have had having way ways s t""".split()
+)
+
+_IRREGULAR: Final = {
+    "made": "make",
+    "sent": "send",
+    "got": "get",
+    "gotten": "get",
+    "ran": "run",
+    "began": "begin",
+    "begun": "begin",
+    "wrote": "write",
+    "written": "write",
+    "bought": "buy",
+    "people": "person",
+    "children": "child",
+    "indices": "index",
+    "analyses": "analysis",
+    "data": "data",
+    "media": "media",
+    "criteria": "criterion",
+    "statuses": "status",
+    "aliases": "alias",
+    "canceled": "cancel",
+    "cancelled": "cancel",
+    "canceling": "cancel",
+    "cancelling": "cancel",
+    "favourite": "favorite",
+    "favourites": "favorite",
+    "organisation": "organization",
+    "organisations": "organization",
+    "colour": "color",
+    "licence": "license",
+    "sanitise": "sanitize",
+}
+
+_VOWEL: Final = re.compile(r"[aeiouy]")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light, consistent stem: plural, -ing, -ed and -able forms of a word and the word itself stem alike.
+
+    `refunds` → `refund`, `listing` → `list`, `created`/`creating`/`create` alike, `assignable` → `assign`; words
+    of three letters or fewer stay as they are.
+    """
+    word = _IRREGULAR.get(word, word)
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith(("sses", "xes", "zes", "ches", "shes")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is", "ias", "ous")):
+        word = word[:-1]
+    if word.endswith("ing") and len(word) > 5 and _VOWEL.search(word[:-3]):
+        word = word[:-3]
+    elif word.endswith("ed") and not word.endswith("eed") and len(word) > 4 and _VOWEL.search(word[:-2]):
+        word = word[:-2]
+    elif word.endswith("able") and len(word) > 7:
+        word = word[:-4]
+    if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "lsz" and word[-1] not in "aeiou":
+        word = word[:-1]
+    if len(word) > 3 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of text without markup and URLs, compounds (`on-call`, `e-mail`, `repo`) in one form."""
+    if "<" in text:
+        text = _TAG.sub(" ", text)
+    if "&" in text:
+        text = _ENTITY.sub(" ", text)
+    if "://" in text:
+        text = _URL.sub(" ", text)
+    split = " ".join(_WORD.findall(text)).lower().split()
+    present = set(split)
+    if present.isdisjoint(_SINGLES) and not any(first in present and second in present for first, second in _PAIRS):
+        return split
+    found: list[str] = []
+    position, count = 0, len(split)
+    while position < count:
+        word = split[position]
+        if word in _PAIR_STARTS and position + 1 < count:
+            joined = _PAIRS.get((word, split[position + 1]))
+            if joined is not None:
+                found.extend(joined)
+                position += 2
+                continue
+        single = _SINGLES.get(word)
+        if single is None:
+            found.append(word)
+        else:
+            found.extend(single)
+        position += 1
+    return found
+
+
+def tokens(text: str) -> list[str]:
+    """The stems of the words of `text`, stopwords, single letters and bare numbers dropped, in order."""
+    if len(text) <= 80:
+        return list(_short_tokens(text))
+    return _tokens(text)
+
+
+@lru_cache(maxsize=16384)
+def _short_tokens(text: str) -> tuple[str, ...]:
+    return tuple(_tokens(text))
+
+
+def _tokens(text: str) -> list[str]:
+    return [found for found in map(_STEMS.__getitem__, words(text)) if found]
+
+
+class _StemTable(dict[str, str]):
+    """Word → stem, or "" for stopwords, single letters and numbers; filled on first sight of each word."""
+
+    def __missing__(self, word: str) -> str:
+        found = "" if len(word) < 2 or word in STOPWORDS or word.isdigit() else stem(word)
+        self[word] = found
+        return found
+
+
+_STEMS: Final = _StemTable()

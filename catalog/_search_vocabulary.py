@@ -1,0 +1,253 @@
+"""The vocabulary of search: synonyms, the intents that verbs signal, and words a query implies.
+
+Nothing here knows a particular API: the tables hold the verbs and nouns that REST APIs and the people who use
+them share. Words are written plainly and stemmed when loaded.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from catalog._search_text import stem, words
+
+__all__ = ["INTENTS", "LEADING", "QUESTION_WORDS", "VERBS", "Intent", "expand", "implied"]
+
+Intent = Literal["list", "read", "create", "update", "delete", "write"]
+
+#: Verbs that mean the same, or near enough, to someone looking for an API function.
+_VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
+    ("get", "fetch", "retrieve", "read", "show", "view", "see", "display", "look", "obtain", "describe", "inspect"),
+    ("list", "all", "browse", "enumerate", "every", "index"),
+    ("create", "make", "add", "new", "put", "post", "submit", "insert", "register", "establish", "generate", "build"),
+    ("update", "change", "edit", "modify", "patch", "alter", "adjust", "rename", "set", "replace"),
+    ("delete", "remove", "destroy", "erase", "drop", "discard", "purge", "trash", "unregister", "wipe", "kick"),
+    ("cancel", "void", "abort", "stop", "terminate", "halt", "revoke"),
+    ("search", "find", "query", "locate", "filter", "seek"),
+    ("send", "deliver", "dispatch", "notify", "post", "text", "email"),
+    ("upload", "attach", "attachment"),
+    ("download", "export", "content"),
+    ("copy", "duplicate", "clone", "fork"),
+    ("move", "transfer", "relocate", "reorder"),
+    ("restore", "undelete", "recover", "untrash", "reinstate", "resume"),
+    ("approve", "accept", "confirm", "allow", "approval"),
+    ("reject", "decline", "deny", "refuse", "dismiss", "rejection"),
+    ("close", "resolve", "complete", "finish", "done", "end", "fixed"),
+    ("merge", "combine", "squash", "land"),
+    ("follow", "watch", "subscribe", "star", "follower", "watcher", "subscriber"),
+    ("unfollow", "unwatch", "unsubscribe", "unstar"),
+    ("assign", "allocate", "give", "grant", "assignee", "responsible"),
+    ("unassign", "deallocate"),
+    ("ban", "block", "mute"),
+    ("unban", "unblock", "unmute", "lift"),
+    ("start", "begin", "launch", "trigger", "run", "execute", "initiate", "dispatch"),
+    ("count", "total", "many", "tally"),
+    ("pay", "charge", "payment", "bill", "take"),
+    ("buy", "purchase", "acquire", "provision"),
+    ("refund", "reimburse", "reimbursement", "chargeback", "reverse", "reversal"),
+    ("invite", "invitation"),
+    ("archive", "shelve"),
+    ("lock", "freeze"),
+    ("unlock", "unfreeze"),
+    ("verify", "validate", "check", "test", "verification", "validation"),
+    ("snooze", "postpone", "defer", "delay", "silence"),
+    ("acknowledge", "ack"),
+    ("reply", "respond", "answer", "response"),
+    ("hangup", "end", "terminate", "disconnect"),
+    ("publish", "release", "ship"),
+    ("contribute", "contributor", "contribution"),
+    ("collaborate", "collaborator", "collaboration"),
+    ("depend", "dependency", "dependent", "blocked"),
+    ("react", "reaction"),
+    ("review", "reviewer"),
+    ("participate", "participant"),
+    ("configure", "configuration", "config"),
+    ("authenticate", "authentication", "authorize", "authorization", "login", "auth", "oauth"),
+    ("transcribe", "transcription", "transcript"),
+    ("record", "recording"),
+    ("spend", "spent", "spending", "usage", "consumption"),
+)
+
+#: Nouns that name the same thing.
+_NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
+    ("pull", "pr"),
+    ("repository", "repo", "codebase"),
+    ("issue", "ticket", "bug", "defect"),
+    ("invoice", "bill"),
+    ("customer", "client", "buyer", "shopper", "purchaser", "payer"),
+    ("user", "member", "account", "person", "people", "profile", "individual", "employee", "teammate", "who"),
+    ("me", "myself", "self", "current", "authenticated", "viewer", "whoami", "my", "mine", "own"),
+    ("message", "chat", "text", "sms", "mms", "dm", "post"),
+    ("file", "upload", "attachment", "document", "doc", "content", "blob"),
+    ("folder", "directory", "dir"),
+    ("comment", "note", "reply", "remark", "annotation"),
+    ("team", "group", "squad"),
+    ("organization", "org", "company", "enterprise", "workspace"),
+    ("guild", "server", "community"),
+    ("channel", "room", "conversation"),
+    ("webhook", "hook", "callback", "url"),
+    ("label", "tag", "category"),
+    ("version", "revision", "release"),
+    ("commit", "revision", "changeset"),
+    ("workflow", "pipeline", "ci", "automation"),
+    ("secret", "credential", "password"),
+    ("token", "key", "credential", "apikey"),
+    ("subscription", "recurring", "plan", "monthly"),
+    ("product", "item", "good", "sku", "merchandise"),
+    ("price", "pricing", "cost", "rate", "fee"),
+    ("coupon", "discount", "promo", "promotion", "voucher"),
+    ("schedule", "rotation", "roster", "shift", "calendar"),
+    ("incident", "outage", "alert", "problem", "emergency", "broken"),
+    ("call", "phone", "dial", "ring"),
+    ("number", "phone"),
+    ("task", "todo", "assignment", "chore"),
+    ("project", "board"),
+    ("emoji", "reaction", "emoticon", "thumbs"),
+    ("role", "permission"),
+    ("access", "permission", "collaborator", "collaboration"),
+    ("favorite", "star", "bookmark"),
+    ("worklog", "timesheet", "hours", "logged", "time"),
+    ("transition", "status", "state", "move"),
+    ("event", "activity", "happening"),
+    ("history", "changelog", "log", "audit", "trail", "timeline"),
+    ("setting", "config", "configuration", "preference", "option"),
+    ("avatar", "picture", "photo", "image", "icon"),
+    ("media", "image", "picture", "photo", "video", "mms"),
+    ("thumbnail", "preview"),
+    ("share", "link", "shared"),
+    ("trash", "deleted", "bin", "recycle"),
+    ("notification", "alert", "notify", "notified"),
+    ("gist", "snippet", "paste"),
+    ("email", "mail", "address"),
+    ("balance", "funds", "money", "credit"),
+    ("payout", "withdraw", "withdrawal", "cashout"),
+    ("dispute", "chargeback", "evidence"),
+    ("card", "credit"),
+    ("signup", "register", "onboard"),
+    ("oncall", "duty", "pager"),
+    ("escalation", "escalate"),
+    ("maintenance", "downtime"),
+    ("dashboard", "overview"),
+    ("sprint", "iteration"),
+    ("deployment", "deploy", "rollout"),
+    ("environment", "env"),
+    ("vulnerability", "cve", "advisory"),
+    ("sound", "audio"),
+    ("recording", "audio"),
+    ("thread", "discussion"),
+    ("meeting", "conference"),
+    ("participant", "attendee", "caller"),
+    ("queue", "waiting"),
+    ("dependency", "blocker", "prerequisite"),
+    ("weekly", "week"),
+    ("daily", "day", "today"),
+    ("yearly", "year", "annual"),
+)
+
+#: Query words that say what the caller wants to do, and the intent they signal.
+_INTENT_WORDS: Final[dict[Intent, tuple[str, ...]]] = {
+    "list": ("list", "all", "browse", "enumerate", "every"),
+    "read": ("get", "fetch", "retrieve", "read", "show", "view", "see", "display", "look", "inspect", "download"),
+    "create": (
+        "create", "add", "make", "new", "submit", "register", "insert", "generate", "establish", "write", "buy",
+        "purchase", "publish", "upload", "put",
+    ),
+    "update": (
+        "update", "change", "edit", "modify", "patch", "set", "rename", "alter", "adjust", "replace", "close",
+        "resolve", "complete", "finish", "mark", "reopen", "archive", "acknowledge", "ack", "move",
+    ),
+    "delete": ("delete", "remove", "destroy", "erase", "discard", "purge", "unregister", "wipe", "kick"),
+    "write": (
+        "assign", "unassign", "merge", "approve", "reject", "cancel", "lock", "unlock", "star", "unstar", "follow",
+        "unfollow", "invite", "ban", "unban", "snooze", "pin", "unpin", "react", "transfer", "copy", "duplicate",
+        "restore", "send", "trigger", "run", "rerun", "execute", "start", "stop", "enable", "disable", "subscribe",
+        "unsubscribe", "verify", "dismiss", "request", "pay", "charge", "refund", "capture", "void", "finalize",
+        "attach", "detach", "share", "watch", "vote", "link", "fork", "sync", "test", "revoke", "accept", "decline",
+    ),
+}  # fmt: skip
+
+#: The first word of a query, when it is one of these, is a verb that says both an intent and an object.
+_LEADING: Final[dict[str, tuple[Intent, tuple[str, ...]]]] = {
+    "open": ("create", ()),
+    "file": ("create", ()),
+    "log": ("create", ()),
+    "record": ("create", ("recording",)),
+    "book": ("create", ()),
+    "schedule": ("create", ()),
+    "start": ("create", ()),
+    "post": ("create", ()),
+    "text": ("create", ("message",)),
+    "sms": ("create", ("message",)),
+    "message": ("create", ("message",)),
+    "email": ("create", ("email",)),
+    "dial": ("create", ("call",)),
+    "ring": ("create", ("call",)),
+    "call": ("create", ("call",)),
+    "phone": ("create", ("call",)),
+    "page": ("create", ("incident",)),
+    "tag": ("create", ("tag",)),
+    "label": ("create", ("label",)),
+    "comment": ("create", ("comment",)),
+    "note": ("create", ("note",)),
+    "pin": ("create", ("pin",)),
+    "star": ("create", ("star",)),
+    "bookmark": ("create", ("star",)),
+    "fork": ("create", ("fork",)),
+    "invite": ("create", ("invite",)),
+    "ship": ("create", ("release",)),
+    "land": ("write", ("merge",)),
+    "trigger": ("create", ()),
+    "run": ("write", ()),
+}
+
+#: Words that bring others along wherever they are in a query.
+_IMPLIES: Final[dict[str, tuple[str, ...]]] = {
+    "who": ("user",),
+    "whom": ("user",),
+    "subaccount": ("account",),
+    "subaccounts": ("account",),
+}
+
+#: Question words: a query that asks one wants to read.
+QUESTION_WORDS: Final = frozenset({"who", "what", "which", "whats", "where", "when", "how", "whose", "whom"})
+
+
+def _stemmed(word: str) -> str:
+    return " ".join(stem(part) for part in words(word))
+
+
+def _load_synonyms() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for group in (*_VERB_GROUPS, *_NOUN_GROUPS):
+        stems = {_stemmed(word) for word in group}
+        for member in stems:
+            table.setdefault(member, set()).update(stems - {member})
+    return {word: frozenset(others) for word, others in table.items()}
+
+
+_SYNONYMS: Final = _load_synonyms()
+
+#: Stem → the intent it signals; a word in several rows takes the first.
+INTENTS: Final[dict[str, Intent]] = {
+    _stemmed(word): intent for intent, group in reversed(_INTENT_WORDS.items()) for word in group
+}
+
+#: Stems of the verbs an API function name may start with.
+VERBS: Final = frozenset(_stemmed(word) for group in _VERB_GROUPS for word in group) - frozenset(
+    _stemmed(word)
+    for word in ("all", "every", "index", "new", "content", "attachment", "payment", "charge", "usage", "config")
+)
+
+#: Stem of a leading query word → its intent and the stems it brings.
+LEADING: Final[dict[str, tuple[Intent, tuple[str, ...]]]] = {
+    _stemmed(word): (intent, tuple(_stemmed(extra) for extra in extras)) for word, (intent, extras) in _LEADING.items()
+}
+
+
+def expand(word: str) -> frozenset[str]:
+    """The stems that mean the same as the stem `word`, not including itself."""
+    return _SYNONYMS.get(word, frozenset())
+
+
+def implied(word: str) -> tuple[str, ...]:
+    """The stems a lower-case query word brings along (`who` → user)."""
+    return tuple(_stemmed(extra) for extra in _IMPLIES.get(word, ()))

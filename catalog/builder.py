@@ -1,0 +1,589 @@
+"""Build the catalog from a loaded document: modules from tags, functions from operations, terms from schemas."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from catalog._refs import RefResolver
+from catalog.composite import Composite, Concept
+from catalog.errors import CatalogConfigError, DocumentError
+from catalog.loading import Document, DocumentWarning
+from catalog.model import Arg, ArgLocation, Catalog, Function, Module, Term
+from catalog.naming import (
+    clean_operation_id,
+    function_name_from_route,
+    path_resources,
+    snake_case,
+)
+from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, SchemaSpace
+
+__all__ = ["build_catalog", "load_catalog"]
+
+_METHODS = ("get", "put", "post", "patch", "delete", "head", "options", "trace")
+_LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3}
+# OAS 3.x §4.8.12.1: these header parameters are ignored; the transport sets them.
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+_SCHEMA_KEYS_WITH_SCHEMA = ("items", "additionalProperties", "not", "contains", "propertyNames")
+_SCHEMA_KEYS_WITH_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_WHITESPACE = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+#: An untagged path group larger than this is split by the sub-resources in its paths.
+_SPLIT_UNTAGGED_OVER = 20
+_SUMMARY_LIMIT = 200
+
+
+def build_catalog(
+    document: Document,
+    *,
+    composites: Sequence[Composite] = (),
+    concepts: Mapping[str, Concept] | None = None,
+    max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
+) -> Catalog:
+    """The catalog of `document` plus the project's composites and concepts; deterministic for the same input.
+
+    Raises DocumentError when the document has no usable structure, CatalogConfigError for a bad composite.
+    """
+    return _Builder(document, max_schema_nodes=max_schema_nodes).build(composites, concepts or {})
+
+
+def load_catalog(
+    source: Any,
+    *,
+    composites: Sequence[Composite] = (),
+    concepts: Mapping[str, Concept] | None = None,
+    max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
+) -> Catalog:
+    """Load `source` (path, URL, text, bytes, dict or app; see `load_document`) and build its catalog."""
+    from catalog.loading import load_document
+
+    return build_catalog(
+        load_document(source), composites=composites, concepts=concepts, max_schema_nodes=max_schema_nodes
+    )
+
+
+@dataclass
+class _Operation:
+    method: str
+    path: str
+    pointer: str
+    operation: Mapping[str, Any]
+    path_parameters: Sequence[Any]
+    tag: str | None
+    module: str = ""
+    base_name: str = ""
+    fallback_name: str = ""
+    refs_in_args: set[str] = field(default_factory=set)
+    refs_in_result: set[str] = field(default_factory=set)
+
+
+class _Builder:
+    def __init__(self, document: Document, *, max_schema_nodes: int) -> None:
+        self.document = document
+        self.data = document.data
+        self.resolver = RefResolver(self.data)
+        self.space = SchemaSpace(self.resolver, openapi_30=document.openapi.startswith("3.0"))
+        self.max_schema_nodes = max_schema_nodes
+        self.warnings: list[DocumentWarning] = list(document.warnings)
+
+    def warn(self, pointer: str, message: str) -> None:
+        self.warnings.append(DocumentWarning(pointer=pointer, message=message))
+
+    def build(self, composites: Sequence[Composite], concepts: Mapping[str, Concept]) -> Catalog:
+        info = self.data.get("info")
+        info = info if isinstance(info, Mapping) else {}
+        operations = self._operations()
+        self._assign_modules(operations)
+        functions = self._name_functions(operations)
+        functions.extend(self._composites(composites, {f.name for f in functions}))
+        tag_descriptions = self._tag_descriptions()
+        by_module: dict[str, list[Function]] = defaultdict(list)
+        for function in functions:
+            by_module[function.module].append(function)
+        modules = [
+            Module(
+                name=name,
+                description=tag_descriptions.get(name, ""),
+                functions=tuple(sorted(members, key=lambda f: f.name)),
+            )
+            for name, members in sorted(by_module.items())
+        ]
+        terms = self._terms(operations, functions, concepts)
+        servers = self.data.get("servers")
+        server_urls = [
+            server["url"]
+            for server in (servers if isinstance(servers, list) else [])
+            if isinstance(server, Mapping) and isinstance(server.get("url"), str)
+        ]
+        return Catalog(
+            title=_text(info.get("title")) or "API",
+            version=_text(info.get("version")),
+            description=_text(info.get("description")),
+            modules=modules,
+            terms=terms,
+            warnings=self.warnings,
+            space=self.space,
+            servers=server_urls,
+        )
+
+    # Operations and modules
+
+    def _operations(self) -> list[_Operation]:
+        paths = self.data.get("paths")
+        if paths is None:
+            return []
+        if not isinstance(paths, Mapping):
+            raise DocumentError(
+                f"'paths' must be a mapping of path to path item, not {type(paths).__name__}; fix the document",
+                pointer="#/paths",
+                location=self.document.location,
+            )
+        found: list[_Operation] = []
+        for path in sorted(paths, key=str):
+            pointer = "#/paths/" + str(path).replace("~", "~0").replace("/", "~1")
+            item, _ = self.resolver.deref(paths[path])
+            if not isinstance(item, Mapping):
+                self.warn(pointer, "path item is not a mapping (or its $ref does not resolve); skipped")
+                continue
+            if not str(path).startswith("/"):
+                self.warn(pointer, "path does not start with '/'; it is used as written")
+            shared = item.get("parameters")
+            shared_params = shared if isinstance(shared, list) else []
+            for method in _METHODS:
+                if method not in item:
+                    continue
+                operation, _ = self.resolver.deref(item[method])
+                if not isinstance(operation, Mapping):
+                    self.warn(f"{pointer}/{method}", "operation is not a mapping; skipped")
+                    continue
+                tags = operation.get("tags")
+                tag = (
+                    next((t for t in tags if isinstance(t, str) and t.strip()), None)
+                    if isinstance(tags, list)
+                    else None
+                )
+                found.append(_Operation(method, str(path), f"{pointer}/{method}", operation, shared_params, tag))
+        return found
+
+    def _assign_modules(self, operations: list[_Operation]) -> None:
+        untagged: dict[str, list[tuple[_Operation, list[str]]]] = defaultdict(list)
+        for op in operations:
+            if op.tag is not None:
+                op.module = snake_case(op.tag)
+                continue
+            resources = path_resources(op.path)
+            untagged[resources[0] if resources else "root"].append((op, resources))
+        for group, members in untagged.items():
+            if len(members) <= _SPLIT_UNTAGGED_OVER:
+                for op, _ in members:
+                    op.module = group
+                continue
+            collections = {segment for op, _ in members for segment in _collection_segments(op.path)}
+            for op, resources in members:
+                deeper = [resource for resource in resources if resource in collections]
+                op.module = deeper[-1] if deeper else group
+
+    def _tag_descriptions(self) -> dict[str, str]:
+        tags = self.data.get("tags")
+        found: dict[str, str] = {}
+        for tag in tags if isinstance(tags, list) else []:
+            if isinstance(tag, Mapping) and isinstance(tag.get("name"), str):
+                name = snake_case(tag["name"])
+                description = _text(tag.get("description"))
+                if description and name not in found:
+                    found[name] = description
+        return found
+
+    # Functions
+
+    def _name_functions(self, operations: list[_Operation]) -> list[Function]:
+        for op in operations:
+            operation_id = op.operation.get("operationId")
+            if isinstance(operation_id, str) and operation_id.strip():
+                raw = snake_case(operation_id)
+                cleaned = snake_case(clean_operation_id(operation_id, method=op.method, path=op.path))
+                op.base_name = _strip_prefix(cleaned, op.module)
+                op.fallback_name = _strip_prefix(raw, op.module)
+            else:
+                op.base_name = _strip_prefix(function_name_from_route(op.method, op.path), op.module)
+                op.fallback_name = op.base_name
+        names = _unique_names(operations)
+        return [self._function(op, names[id(op)]) for op in operations]
+
+    def _function(self, op: _Operation, name: str) -> Function:
+        operation = op.operation
+        args, body_type, request_types, body_required, body_term = self._args(op)
+        returns, return_schema, response_types = self._result(op)
+        description = _text(operation.get("description"))
+        summary = _one_line(_text(operation.get("summary"))) or _first_sentence(description)
+        return Function(
+            name=f"{op.module}.{name}",
+            module=op.module,
+            summary=summary or f"{op.method.upper()} {op.path}",
+            description=description,
+            method=op.method.upper(),
+            path=op.path,
+            args=tuple(args),
+            returns=returns,
+            return_schema=return_schema,
+            deprecated=operation.get("deprecated") is True,
+            read_only=op.method in ("get", "head"),
+            destructive=op.method == "delete",
+            request_content_types=request_types,
+            response_content_types=response_types,
+            body_content_type=body_type,
+            body_required=body_required,
+            body_term=body_term,
+            operation_id=operation.get("operationId") if isinstance(operation.get("operationId"), str) else None,
+            _space=self.space,
+            _max_nodes=self.max_schema_nodes,
+        )
+
+    def _args(self, op: _Operation) -> tuple[list[Arg], str | None, tuple[str, ...], bool, str | None]:
+        merged: dict[tuple[str, ArgLocation], tuple[Mapping[str, Any], str]] = {}
+        own = op.operation.get("parameters")
+        for index, (source, raw) in enumerate(
+            [("shared", p) for p in op.path_parameters] + [("own", p) for p in (own if isinstance(own, list) else [])]
+        ):
+            parameter, _ = self.resolver.deref(raw)
+            pointer = f"{op.pointer}/parameters/{index}"
+            if not isinstance(parameter, Mapping):
+                self.warn(pointer, "parameter is not a mapping or its $ref does not resolve; skipped")
+                continue
+            name, location = parameter.get("name"), parameter.get("in")
+            if not isinstance(name, str) or location not in _LOCATION_ORDER:
+                self.warn(
+                    pointer, f"parameter needs a string 'name' and 'in' of path/query/header/cookie; skipped ({source})"
+                )
+                continue
+            if location == "header" and name.lower() in _IGNORED_HEADERS:
+                continue
+            merged[(name, location)] = (parameter, pointer)
+        args: list[Arg] = []
+        for (name, location), (parameter, _) in sorted(merged.items(), key=lambda item: _LOCATION_ORDER[item[0][1]]):
+            schema = parameter.get("schema")
+            if schema is None and isinstance(parameter.get("content"), Mapping):
+                media = next(iter(parameter["content"].values()), None)
+                schema = media.get("schema") if isinstance(media, Mapping) else None
+            kept = self._keep_named(schema, op.refs_in_args)
+            explode = parameter.get("explode")
+            style = parameter.get("style")
+            args.append(
+                Arg(
+                    name=name,
+                    location=location,
+                    required=parameter.get("required") is True or location == "path",
+                    description=_text(parameter.get("description")),
+                    schema=kept,
+                    style=style if isinstance(style, str) else None,
+                    explode=explode if isinstance(explode, bool) else None,
+                )
+            )
+        body_args, body_type, request_types, body_required, body_term = self._body(op, {arg.name for arg in args})
+        return args + body_args, body_type, request_types, body_required, body_term
+
+    def _body(self, op: _Operation, taken: set[str]) -> tuple[list[Arg], str | None, tuple[str, ...], bool, str | None]:
+        body, _ = self.resolver.deref(op.operation.get("requestBody"))
+        if not isinstance(body, Mapping) or not isinstance(body.get("content"), Mapping) or not body["content"]:
+            return [], None, (), False, None
+        content: Mapping[str, Any] = body["content"]
+        request_types = tuple(str(media) for media in content)
+        chosen = _preferred_media_type(request_types)
+        media = content[chosen]
+        raw_schema = media.get("schema") if isinstance(media, Mapping) else None
+        required = body.get("required") is True
+        term = RefResolver.schema_name(raw_schema)
+        if term is not None:
+            op.refs_in_args.add(term)
+        properties, required_names = self._object_properties(raw_schema)
+        if properties and not (set(properties) & taken) and "body" not in taken:
+            args = []
+            for name, schema in properties.items():
+                resolved, _ = self.resolver.deref(schema)
+                if isinstance(resolved, Mapping) and resolved.get("readOnly") is True:
+                    continue  # OAS 3.x: readOnly properties are sent by the server, never by the client.
+                args.append(
+                    Arg(
+                        name=name,
+                        location="body",
+                        required=required and name in required_names,
+                        description=_text(resolved.get("description")) if isinstance(resolved, Mapping) else "",
+                        schema=self._keep_named(schema, op.refs_in_args),
+                        body_property=name,
+                    )
+                )
+            if args:
+                return args, chosen, request_types, required, term
+        whole = Arg(
+            name="body",
+            location="body",
+            required=required,
+            description=_text(body.get("description")),
+            schema=self._keep_named(raw_schema, op.refs_in_args),
+        )
+        return [whole], chosen, request_types, required, term
+
+    def _object_properties(self, schema: Any, depth: int = 0) -> tuple[dict[str, Any], set[str]]:
+        """The properties and required names of an object schema, merging allOf; empty when not an object."""
+        resolved, _ = self.resolver.deref(schema)
+        if not isinstance(resolved, Mapping) or depth > 8:
+            return {}, set()
+        if any(key in resolved for key in ("oneOf", "anyOf")):
+            return {}, set()
+        kind = resolved.get("type")
+        if kind not in (None, "object") and kind != ["object"]:
+            return {}, set()
+        properties: dict[str, Any] = {}
+        required: set[str] = set()
+        for part in resolved.get("allOf") or []:
+            part_properties, part_required = self._object_properties(part, depth + 1)
+            if not part_properties:
+                part_resolved, _ = self.resolver.deref(part)
+                if isinstance(part_resolved, Mapping) and set(part_resolved) - {"description", "title", "type"}:
+                    return {}, set()  # An allOf part that is not a plain object cannot be flattened faithfully.
+            properties.update(part_properties)
+            required |= part_required
+        own = resolved.get("properties")
+        if isinstance(own, Mapping):
+            properties.update({str(name): value for name, value in own.items()})
+        listed = resolved.get("required")
+        if isinstance(listed, list):
+            required |= {item for item in listed if isinstance(item, str)}
+        return properties, required
+
+    def _result(self, op: _Operation) -> tuple[str | None, dict[str, Any] | None, tuple[str, ...]]:
+        responses = op.operation.get("responses")
+        if not isinstance(responses, Mapping):
+            return None, None, ()
+        success = sorted(code for code in map(str, responses) if code.startswith("2") or code.upper() == "2XX")
+        types: list[str] = []
+        returns: str | None = None
+        schema: dict[str, Any] | None = None
+        for code in success:
+            response, _ = self.resolver.deref(responses.get(code, responses.get(int(code)) if code.isdigit() else None))
+            content = response.get("content") if isinstance(response, Mapping) else None
+            if not isinstance(content, Mapping):
+                continue
+            types.extend(str(media) for media in content if str(media) not in types)
+            if schema is not None:
+                continue
+            json_type = next((str(m) for m in content if _is_json(str(m))), None)
+            if json_type is None:
+                continue
+            media = content[json_type]
+            raw = media.get("schema") if isinstance(media, Mapping) else None
+            if raw is None:
+                continue
+            schema = self._keep_named(raw, op.refs_in_result)
+            returns = RefResolver.schema_name(raw)
+            if returns is None:
+                resolved, _ = self.resolver.deref(raw)
+                if isinstance(resolved, Mapping) and resolved.get("type") == "array":
+                    returns = RefResolver.schema_name(resolved.get("items"))
+        return returns, schema, tuple(types)
+
+    def _keep_named(self, schema: Any, refs: set[str], seen: tuple[str, ...] = ()) -> dict[str, Any]:
+        """A copy of `schema` with refs inlined, except refs to named component schemas (recorded in `refs`)."""
+        if not isinstance(schema, Mapping):
+            return {} if schema is None or schema is True else {"not": {}} if schema is False else {}
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            name = RefResolver.schema_name(schema)
+            if name is not None and name in self.resolver.schemas:
+                refs.add(name)
+                return dict(schema)
+            if ref in seen or len(seen) > 16:
+                return {}
+            target, _ = self.resolver.deref(schema)
+            return self._keep_named(target, refs, (*seen, ref)) if target is not None else dict(schema)
+        out: dict[str, Any] = {}
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, Mapping):
+                out[key] = {str(k): self._keep_named(v, refs, seen) for k, v in value.items()}
+            elif key in _SCHEMA_KEYS_WITH_SCHEMA and isinstance(value, Mapping):
+                out[key] = self._keep_named(value, refs, seen)
+            elif key in _SCHEMA_KEYS_WITH_LIST and isinstance(value, list):
+                out[key] = [self._keep_named(v, refs, seen) for v in value]
+            else:
+                out[key] = value
+        return out
+
+    # Composites and terms
+
+    def _composites(self, composites: Sequence[Composite], taken: set[str]) -> list[Function]:
+        functions: list[Function] = []
+        for item in composites:
+            if not isinstance(item, Composite):
+                raise CatalogConfigError(f"composites must be Composite values, not {type(item).__name__}")
+            if item.full_name in taken:
+                raise CatalogConfigError(
+                    f"composite {item.full_name!r} has the name of a function the catalog already has; rename it"
+                )
+            taken.add(item.full_name)
+            properties = item.input_schema.get("properties")
+            required = set(item.input_schema.get("required") or [])
+            args = tuple(
+                Arg(
+                    name=name,
+                    location="body",
+                    required=name in required,
+                    description=_text(schema.get("description")) if isinstance(schema, Mapping) else "",
+                    schema=dict(schema) if isinstance(schema, Mapping) else {},
+                    body_property=name,
+                )
+                for name, schema in (properties.items() if isinstance(properties, Mapping) else [])
+            )
+            functions.append(
+                Function(
+                    name=item.full_name,
+                    module=item.module,
+                    summary=_one_line(item.summary),
+                    description=item.description,
+                    method="",
+                    path="",
+                    args=args,
+                    returns=None,
+                    return_schema=item.output_schema,
+                    deprecated=False,
+                    read_only=item.read_only,
+                    destructive=item.destructive,
+                    composite=item,
+                )
+            )
+        return functions
+
+    def _terms(
+        self, operations: Iterable[_Operation], functions: Sequence[Function], concepts: Mapping[str, Concept]
+    ) -> list[Term]:
+        accepted: dict[str, list[str]] = defaultdict(list)
+        returned: dict[str, list[str]] = defaultdict(list)
+        by_pointer = {f"{f.method.lower()} {f.path}": f.name for f in functions if not f.is_composite}
+        for op in operations:
+            name = by_pointer[f"{op.method} {op.path}"]
+            for ref in op.refs_in_args:
+                accepted[ref].append(name)
+            for ref in op.refs_in_result:
+                returned[ref].append(name)
+        terms: dict[str, Term] = {}
+        for name, schema in self.resolver.schemas.items():
+            resolved = schema if isinstance(schema, Mapping) else {}
+            terms[str(name)] = Term(
+                name=str(name),
+                description=_text(resolved.get("description")) or _text(resolved.get("title")),
+                schema=dict(resolved),
+                accepted_by=tuple(sorted(set(accepted.get(str(name), ())))),
+                returned_by=tuple(sorted(set(returned.get(str(name), ())))),
+            )
+        for name, concept in concepts.items():
+            if not isinstance(concept, Concept):
+                raise CatalogConfigError(f"concept {name!r} must be a Concept, not {type(concept).__name__}")
+            existing = terms.get(name)
+            if existing is None:
+                terms[name] = Term(name=name, description=concept.text, aliases=tuple(concept.aliases))
+            else:
+                terms[name] = Term(
+                    name=name,
+                    description=concept.text or existing.description,
+                    aliases=tuple(dict.fromkeys((*existing.aliases, *concept.aliases))),
+                    schema=existing.schema,
+                    accepted_by=existing.accepted_by,
+                    returned_by=existing.returned_by,
+                )
+        return sorted(terms.values(), key=lambda term: (term.name.casefold(), term.name))
+
+
+def _collection_segments(path: str) -> list[str]:
+    """Static segments directly followed by a path parameter: the collections of a path."""
+    segments = [segment for segment in path.split("/") if segment]
+    found = []
+    for current, following in itertools.pairwise(segments):
+        name = snake_case(current)
+        # `/collections/by-id/{id}`: a lookup qualifier, not a resource of its own.
+        if not current.startswith("{") and following.startswith("{") and not name.startswith("by_"):
+            found.append(name)
+    return found
+
+
+def _unique_names(operations: list[_Operation]) -> dict[int, str]:
+    """Function names unique within each module, stable for the same document (document order decides ties)."""
+    by_module: dict[str, list[_Operation]] = defaultdict(list)
+    for op in operations:
+        by_module[op.module].append(op)
+    names: dict[int, str] = {}
+    for members in by_module.values():
+        taken: set[str] = set()
+        counts: dict[str, int] = defaultdict(int)
+        for op in members:
+            counts[op.base_name] += 1
+        ordered = sorted(members, key=lambda op: (len(op.path), op.path, _METHODS.index(op.method)))
+        for op in ordered:
+            candidates = [op.base_name] if counts[op.base_name] == 1 or op.base_name not in taken else []
+            version = _version_segment(op.path)
+            if version:
+                candidates.append(f"{op.base_name}_{version}")
+            candidates += [op.fallback_name, f"{op.base_name}_{op.method}"]
+            name = next((c for c in candidates if c not in taken), None)
+            if name is None:
+                number = 2
+                while f"{op.base_name}_{number}" in taken:
+                    number += 1
+                name = f"{op.base_name}_{number}"
+            taken.add(name)
+            names[id(op)] = name
+    return names
+
+
+def _version_segment(path: str) -> str | None:
+    for segment in path.split("/"):
+        if re.fullmatch(r"v\d+[a-z0-9]*", segment, flags=re.IGNORECASE):
+            return segment.lower()
+    return None
+
+
+def _strip_prefix(name: str, module: str) -> str:
+    rest = name[len(module) + 1 :]
+    if name.startswith(module + "_") and rest and not _version_segment("/" + rest):
+        return name[len(module) + 1 :]
+    return name
+
+
+def _preferred_media_type(types: Sequence[str]) -> str:
+    def rank(media: str) -> int:
+        lowered = media.lower()
+        if _is_json(lowered):
+            return 0
+        if lowered.startswith("application/x-www-form-urlencoded"):
+            return 1
+        if lowered.startswith("multipart/form-data"):
+            return 2
+        if lowered.startswith("text/"):
+            return 3
+        if lowered.startswith("application/octet-stream"):
+            return 4
+        return 5
+
+    return min(types, key=rank)
+
+
+def _is_json(media: str) -> bool:
+    base = media.split(";", 1)[0].strip().lower()
+    return base == "application/json" or base.endswith("+json") or (base == "*/*" and False)
+
+
+def _text(value: Any) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _one_line(text: str) -> str:
+    line = _WHITESPACE.sub(" ", text).strip()
+    return line if len(line) <= _SUMMARY_LIMIT else line[: _SUMMARY_LIMIT - 1].rstrip() + "…"
+
+
+def _first_sentence(text: str) -> str:
+    paragraph = text.strip().split("\n\n", 1)[0]
+    sentence = _SENTENCE_END.split(_WHITESPACE.sub(" ", paragraph), maxsplit=1)[0]
+    return _one_line(sentence)

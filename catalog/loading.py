@@ -1,0 +1,489 @@
+"""Load an OpenAPI 3.0 or 3.1 document into one JSON-compatible tree whose `$ref`s are all local.
+
+`load_document` takes a file path, an http(s) URL, document text, bytes, a mapping or a FastAPI app;
+`load_app_document` also asks any ASGI app for its schema route. External-file, URL and OpenAPI 3.1
+`$id`-relative refs are bundled into the tree the way `redocly bundle` does (see `catalog._bundle`), so a
+multi-file API loads the same as its bundle. Real documents are often strictly invalid: what can still be
+understood loads, and its problems come back as `Document.warnings`; what cannot (Swagger 2.0, no `openapi`
+field, broken JSON/YAML, a top level that is no mapping) raises `DocumentError` saying what, where and what to do.
+
+Documents whose refs are all local and resolvable (nearly all single-file documents) are not walked at all: the
+parse collects the `$ref` values on the way, so GitHub's 13 MB document loads in about the time `json.loads`
+takes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from decimal import Decimal
+from enum import Enum
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import unquote
+
+import anyio
+
+from catalog._bundle import Bundler
+from catalog._parse import FETCH_TIMEOUT, MAX_BYTES, RefScan, parse_text, read_uri
+from catalog._pointer import MISSING, join_pointer, lookup, split_fragment
+from catalog.errors import DocumentError
+
+__all__ = ["ASGIApp", "Document", "DocumentWarning", "OpenAPIApp", "load_app_document", "load_document"]
+
+_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+_VERSION = re.compile(r"3\.(\d+)(\.\d+)?(-[0-9A-Za-z.-]+)?")
+_KNOWN_MINORS = (0, 1)
+
+_Message = MutableMapping[str, Any]
+
+
+class ASGIApp(Protocol):
+    """Any ASGI 3 application (Starlette, FastAPI, ...)."""
+
+    def __call__(
+        self,
+        scope: MutableMapping[str, Any],
+        receive: Callable[[], Awaitable[_Message]],
+        send: Callable[[_Message], Awaitable[None]],
+        /,
+    ) -> Awaitable[None]: ...
+
+
+class OpenAPIApp(Protocol):
+    """An app that builds its own OpenAPI document, as FastAPI does."""
+
+    def openapi(self) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class DocumentWarning:
+    """A problem in a document that loaded anyway: where (a JSON pointer, `#/...`) and what."""
+
+    pointer: str
+    message: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Document:
+    """An OpenAPI 3.x document as one tree whose `$ref`s are all local (`#/components/...`, `#/paths/...`).
+
+    The only refs left non-local are those that could not be resolved; each has a warning. Treat `data` as
+    read-only: it may share subtrees with itself (a bundled file referenced twice) and with the mapping it was
+    loaded from.
+    """
+
+    data: dict[str, Any]
+    #: The document's `openapi` version string, e.g. '3.0.3' or '3.1.0'.
+    openapi: str
+    #: The path or URL it was read from, or '<string>', '<bytes>', '<dict>', '<app>'.
+    location: str
+    warnings: tuple[DocumentWarning, ...]
+
+
+def load_document(
+    source: str | os.PathLike[str] | bytes | Mapping[str, Any] | OpenAPIApp, *, location: str | None = None
+) -> Document:
+    """Load an OpenAPI 3.0/3.1 document; raise DocumentError when it cannot be understood.
+
+    `source` is one of:
+
+    - a `str`: document text when, after leading whitespace, it starts with `{` or it contains a line break;
+      otherwise an http(s) URL when it starts with `http://` or `https://`, else a file path;
+    - an `os.PathLike`: a file path; `bytes`: document text;
+    - a `Mapping`: the document itself, never mutated (and copied only when it must be changed);
+    - an object with a callable `openapi()`, such as a FastAPI app: the mapping that method returns.
+
+    JSON or YAML is told apart by content, not by file name. `location` names the source in messages and, for
+    text and mappings, is the base that relative `$ref`s resolve against (a path or URL).
+    """
+    if isinstance(source, Mapping):
+        return _load_tree(source, location or "<dict>", _base(location), owned=False, scan=None)
+    if isinstance(source, bytes | bytearray):
+        return _load_text(bytes(source), location or "<bytes>", _base(location))
+    if isinstance(source, str):
+        if source.lstrip().startswith("{") or "\n" in source:
+            return _load_text(source, location or "<string>", _base(location))
+        if source.startswith(("http://", "https://")):
+            return _load_text(read_uri(source), location or source, source)
+        return _load_path(Path(source), location)
+    if isinstance(source, os.PathLike):
+        return _load_path(Path(source), location)
+    if callable(getattr(source, "openapi", None)):
+        return load_document(source.openapi(), location=location or "<app>")
+    raise TypeError(  # pragma: no cover - the signature rules it out
+        f"cannot load a document from {type(source).__name__!r}: pass a path, URL, text, bytes, a mapping or an "
+        "app with openapi(); for another ASGI app use `await load_app_document(app)`"
+    )
+
+
+async def load_app_document(app: ASGIApp | OpenAPIApp, *, path: str = "/openapi.json") -> Document:
+    """Load the document of an app: its `openapi()` when it has one (FastAPI), else the body of `GET path`.
+
+    The GET is spoken as raw ASGI to the app in-process (no HTTP client); enter the app's lifespan first when
+    it builds its routes there.
+    """
+    if callable(getattr(app, "openapi", None)):
+        return load_document(app, location="<app>")  # type: ignore[arg-type]
+    status, body = await _asgi_get(app, path)
+    if status != 200:
+        raise DocumentError(
+            f"GET {path} on the app answered HTTP {status}, not 200; pass path= the route that serves its "
+            "OpenAPI document",
+            location="<app>",
+        )
+    return _load_text(body, "<app>", "")
+
+
+# -- sources ---------------------------------------------------------------------------------------------------
+
+
+def _load_path(path: Path, location: str | None) -> Document:
+    shown = location or str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DocumentError(
+            f"no file {str(path)!r}; check the path (a str is read as a path unless it starts with '{{' or "
+            "contains a line break, then it is document text)",
+            location=shown,
+        ) from None
+    except IsADirectoryError:
+        raise DocumentError(
+            f"{str(path)!r} is a directory; pass the document's entry file inside it (e.g. openapi.yaml)",
+            location=shown,
+        ) from None
+    except OSError as exc:
+        raise DocumentError(f"cannot read {str(path)!r}: {exc.strerror}", location=shown) from None
+    return _load_text(data, shown, path.absolute().as_uri())
+
+
+def _base(location: str | None) -> str:
+    """The URI relative refs resolve against: a URL, a file path's URI, or "" (none) for '<string>' and such."""
+    if not location or location.startswith("<"):
+        return ""
+    if location.startswith(("http://", "https://")):
+        return location
+    return Path(location).absolute().as_uri()
+
+
+def _load_text(text: str | bytes, location: str, base: str) -> Document:
+    tree, scan = parse_text(text, location)
+    return _load_tree(tree, location, base, owned=True, scan=scan)
+
+
+def _load_tree(tree: Any, location: str, base: str, *, owned: bool, scan: RefScan | None) -> Document:
+    if tree is None:
+        raise DocumentError(f"{location} is empty; expected an OpenAPI 3.x document", location=location)
+    if not isinstance(tree, Mapping):
+        raise DocumentError(
+            f"the top level of {location} is a {_json_type(tree)}, not a mapping; an OpenAPI document is a "
+            "mapping with an `openapi` field",
+            location=location,
+        )
+    warnings = [DocumentWarning(pointer="#", message=note) for note in scan.notes] if scan else []
+    openapi, minor = _check_version(tree, location, warnings)
+    if scan is None:
+        tree, scan, owned = _adopt(tree, location)
+    if _needs_bundling(tree, scan):
+        if not owned:
+            tree, owned = _jsonify(tree, location), True
+        Bundler(
+            tree,
+            root_uri=base,
+            schema_ids=minor >= 1,
+            warn=lambda pointer, message: warnings.append(DocumentWarning(pointer=pointer, message=message)),
+        ).bundle()
+    data = _check_structure(dict(tree) if not owned else tree, openapi, warnings)
+    return Document(data=data, openapi=openapi, location=location, warnings=tuple(dict.fromkeys(warnings)))
+
+
+def _json_type(value: Any) -> str:
+    return "list" if isinstance(value, list) else "string" if isinstance(value, str) else type(value).__name__
+
+
+# -- version ---------------------------------------------------------------------------------------------------
+
+
+def _check_version(tree: Mapping[str, Any], location: str, warnings: list[DocumentWarning]) -> tuple[str, int]:
+    """The `openapi` string and its minor version; DocumentError for Swagger 2.0 and a missing or unknown one."""
+    if "openapi" not in tree:
+        if "swagger" in tree:
+            raise _swagger_error(tree["swagger"], location, "#/swagger")
+        raise DocumentError(
+            f"{location} has no `openapi` field, so it is not an OpenAPI 3 document; add the version it follows "
+            "at the top level (e.g. `openapi: 3.1.0`)",
+            pointer="#/openapi",
+            location=location,
+        )
+    value = tree["openapi"]
+    if isinstance(value, float) and value in (3.0, 3.1):
+        warnings.append(
+            DocumentWarning(pointer="#/openapi", message=f"openapi is the number {value}; write it as a string")
+        )
+        value = f"{value:.1f}"
+    if not isinstance(value, str):
+        raise DocumentError(
+            f"`openapi` in {location} is {value!r}; it must be a version string such as '3.1.0'",
+            pointer="#/openapi",
+            location=location,
+        )
+    match = _VERSION.fullmatch(value)
+    if match is None:
+        if value.startswith("2"):
+            raise _swagger_error(value, location, "#/openapi")
+        raise DocumentError(
+            f"unsupported OpenAPI version {value!r} in {location}; this loader reads OpenAPI 3.0.x and 3.1.x",
+            pointer="#/openapi",
+            location=location,
+        )
+    if match[2] is None:
+        warnings.append(
+            DocumentWarning(pointer="#/openapi", message=f"openapi {value!r} lacks the patch number (e.g. '3.1.0')")
+        )
+    minor = int(match[1])
+    if minor not in _KNOWN_MINORS:
+        warnings.append(
+            DocumentWarning(
+                pointer="#/openapi",
+                message=f"OpenAPI {value} is newer than the 3.0 and 3.1 this loader knows; it is read as 3.1, "
+                "and features added since are ignored",
+            )
+        )
+    return value, minor
+
+
+def _swagger_error(version: Any, location: str, pointer: str) -> DocumentError:
+    name = Path(location).name if not location.startswith("<") else "swagger.json"
+    return DocumentError(
+        f"{location} is a Swagger {version!r} (OpenAPI 2) document; only OpenAPI 3.0 and 3.1 are supported. "
+        f"Convert it first, e.g. `npx swagger2openapi {name} -o openapi.yaml`, or open it in the Swagger Editor "
+        "(editor.swagger.io) and choose Edit > Convert to OpenAPI 3, then load the result",
+        pointer=pointer,
+        location=location,
+    )
+
+
+# -- refs ------------------------------------------------------------------------------------------------------
+
+
+def _needs_bundling(tree: Mapping[str, Any], scan: RefScan) -> bool:
+    """Whether any ref is non-local, broken or part of a cycle; if none is, the tree needs no walk at all."""
+    if scan.irregular:
+        return True
+    for ref in scan.values:
+        tokens = split_fragment(ref[1:]) if ref.startswith("#") else None
+        if tokens is None:
+            return True
+        target = lookup(tree, tokens)
+        seen = {ref}
+        while isinstance(target, dict) and isinstance(target.get("$ref"), str):
+            following = target["$ref"]
+            if following in seen or not following.startswith("#"):
+                return True
+            seen.add(following)
+            tokens = split_fragment(following[1:])
+            target = MISSING if tokens is None else lookup(tree, tokens)
+        if target is MISSING:
+            return True
+    return False
+
+
+def _adopt(tree: Mapping[str, Any], location: str) -> tuple[dict[str, Any], RefScan, bool]:
+    """Scan a caller's mapping for refs; copy it (JSON-compatible) only when it is not plain JSON data."""
+    scan = RefScan()
+    try:
+        plain = isinstance(tree, dict) and _scan_tree(tree, scan)
+    except RecursionError:
+        raise DocumentError(f"{location} is nested too deeply or contains itself", location=location) from None
+    if plain:
+        return tree, scan, False  # type: ignore[return-value]
+    copy = _jsonify(tree, location)
+    _scan_tree(copy, scan)
+    return copy, scan, True
+
+
+def _scan_tree(node: Any, scan: RefScan) -> bool:
+    """Collect `$ref` values into `scan`; False when some key or value is not plain JSON data."""
+    if isinstance(node, dict):
+        ref = node.get("$ref", MISSING)
+        if isinstance(ref, str):
+            scan.values.add(ref)
+        elif ref is not MISSING and not isinstance(ref, dict):
+            scan.irregular = True
+        plain = True
+        for key, value in node.items():
+            plain = isinstance(key, str) and _scan_tree(value, scan) and plain
+        return plain
+    if isinstance(node, list):
+        return all([_scan_tree(item, scan) for item in node])  # noqa: C419 - scan every item
+    return node is None or isinstance(node, str | int | float)
+
+
+def _jsonify(node: Any, location: str, pointer: tuple[str, ...] = ()) -> Any:
+    """A JSON-compatible deep copy: string keys, lists for sequences, ISO text for dates, values of enums."""
+    if isinstance(node, Mapping):
+        return {_json_key(key): _jsonify(value, location, (*pointer, str(key))) for key, value in node.items()}
+    if isinstance(node, list | tuple):
+        return [_jsonify(item, location, (*pointer, str(index))) for index, item in enumerate(node)]
+    if node is None or isinstance(node, str | int | float):
+        return node.value if isinstance(node, Enum) else node
+    if isinstance(node, datetime | date | time):
+        return node.isoformat()
+    if isinstance(node, Enum):
+        return _jsonify(node.value, location, pointer)
+    if isinstance(node, Decimal):
+        return int(node) if node == node.to_integral_value() else float(node)
+    raise DocumentError(
+        f"the value at {join_pointer(pointer)} of {location} is a {type(node).__name__}, which JSON cannot hold; "
+        "convert it to a string, number, boolean, null, list or mapping",
+        pointer=join_pointer(pointer),
+        location=location,
+    )
+
+
+def _json_key(key: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool) or key is None:
+        return {True: "true", False: "false", None: "null"}[key]
+    if isinstance(key, datetime | date | time):
+        return key.isoformat()
+    return str(key)
+
+
+# -- structure -------------------------------------------------------------------------------------------------
+
+
+def _check_structure(data: dict[str, Any], openapi: str, warnings: list[DocumentWarning]) -> dict[str, Any]:
+    """Cheap checks of the OpenAPI skeleton, reported as warnings; path items and operations given as local refs
+    are inlined (copying, never mutating, a caller's containers), so the builder finds them in place."""
+
+    def warn(pointer: tuple[str, ...], message: str) -> None:
+        warnings.append(DocumentWarning(pointer=join_pointer(pointer), message=message))
+
+    if not isinstance(data.get("info"), dict):
+        warn(("info",), "the document has no `info` mapping (title, version)")
+    paths = data.get("paths")
+    if paths is None:
+        if openapi.startswith("3.0"):
+            warn(("paths",), "the document has no `paths`; OpenAPI 3.0 requires them")
+    elif not isinstance(paths, dict):
+        warn(("paths",), f"`paths` is a {_json_type(paths)}, not a mapping; no operation can be read")
+    else:
+        new_paths = dict(paths)
+        for route, item in paths.items():
+            if route.startswith("x-"):
+                continue
+            if not route.startswith("/"):
+                warn(("paths", route), f"path {route!r} does not start with '/'")
+            new_paths[route] = _check_path_item(data, item, ("paths", route), warn)
+        if any(new_paths[route] is not paths[route] for route in paths):
+            data["paths"] = new_paths
+    for key, kind in (("components", "mapping"), ("webhooks", "mapping")):
+        if key in data and not isinstance(data[key], dict):
+            warn((key,), f"`{key}` is a {_json_type(data[key])}, not a {kind}; it is ignored")
+    components = data.get("components")
+    if isinstance(components, dict):
+        for section, group in components.items():
+            if not isinstance(group, dict) and not section.startswith("x-"):
+                warn(("components", section), f"`components.{section}` is a {_json_type(group)}, not a mapping")
+    return data
+
+
+def _check_path_item(
+    data: dict[str, Any], item: Any, pointer: tuple[str, ...], warn: Callable[[tuple[str, ...], str], None]
+) -> Any:
+    item = _inline_local(data, item)
+    if not isinstance(item, dict):
+        warn(pointer, f"the path item is a {_json_type(item)}, not a mapping of operations")
+        return item
+    new_item = dict(item)
+    for method in _METHODS:
+        if method not in item:
+            continue
+        operation = new_item[method] = _inline_local(data, item[method])
+        if not isinstance(operation, dict):
+            warn((*pointer, method), f"the {method.upper()} operation is a {_json_type(operation)}, not a mapping")
+        elif "parameters" in operation and not isinstance(operation["parameters"], list):
+            warn((*pointer, method, "parameters"), "`parameters` is not a list; it is ignored")
+    if "parameters" in item and not isinstance(item["parameters"], list):
+        warn((*pointer, "parameters"), "`parameters` is not a list; it is ignored")
+    changed = any(new_item[key] is not item[key] for key in item)
+    return new_item if changed else item
+
+
+def _inline_local(data: dict[str, Any], value: Any) -> Any:
+    """A path item or operation written as a local ref, replaced by (a copy of) its target with the siblings."""
+    for _ in range(16):
+        ref = value.get("$ref") if isinstance(value, dict) else None
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return value
+        tokens = split_fragment(ref[1:])
+        target = MISSING if tokens is None else lookup(data, tokens)
+        if target is MISSING or not isinstance(target, dict):
+            return value  # already reported by the bundler
+        value = {**target, **{k: v for k, v in value.items() if k != "$ref"}}
+    return value
+
+
+# -- ASGI ------------------------------------------------------------------------------------------------------
+
+
+async def _asgi_get(app: Any, path: str) -> tuple[int, bytes]:
+    """Send `GET path` to an ASGI app in-process; the status and the body (capped at MAX_BYTES)."""
+    raw_path, _, query = path.partition("?")
+    scope: dict[str, Any] = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": unquote(raw_path),
+        "raw_path": raw_path.encode(),
+        "query_string": query.encode(),
+        "root_path": "",
+        "headers": [(b"host", b"localhost"), (b"accept", b"application/json, application/yaml;q=0.9, */*;q=0.5")],
+        "client": ("127.0.0.1", 0),
+        "server": ("localhost", 80),
+        "state": {},
+    }
+    status = 0
+    chunks: list[bytes] = []
+    size = 0
+    requested = False
+    finished = anyio.Event()
+
+    async def receive() -> _Message:
+        nonlocal requested
+        if not requested:
+            requested = True
+            return {"type": "http.request", "body": b"", "more_body": False}
+        await finished.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: _Message) -> None:
+        nonlocal status, size
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+        elif message["type"] == "http.response.body":
+            body = bytes(message.get("body", b""))
+            size += len(body)
+            if size <= MAX_BYTES:
+                chunks.append(body)
+            if not message.get("more_body", False):
+                finished.set()
+
+    try:
+        with anyio.fail_after(FETCH_TIMEOUT):
+            await app(scope, receive, send)
+    except TimeoutError:
+        raise DocumentError(
+            f"GET {path} on the app did not finish within {FETCH_TIMEOUT:.0f} s", location="<app>"
+        ) from None
+    if size > MAX_BYTES:
+        raise DocumentError(f"GET {path} on the app answered more than {MAX_BYTES} bytes", location="<app>")
+    return status, b"".join(chunks)

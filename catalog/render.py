@@ -1,0 +1,313 @@
+"""What an agent reads: one-line signatures, function descriptions and term explanations, in a TypeScript-like notation.
+
+Tools, snapshots and the reference page all render through here, so they agree to the character.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from catalog._refs import RefResolver
+from catalog.model import Arg, Catalog, Function, Module, Term
+
+__all__ = [
+    "describe_function",
+    "describe_functions",
+    "explain_term",
+    "function_line",
+    "module_line",
+    "return_type",
+    "signature",
+    "type_of",
+]
+
+_MAX_ENUM = 8
+_MAX_INLINE_PROPERTIES = 6
+_MAX_LINE_ARGS = 6
+_MAX_DESCRIPTION = 1200
+_LOCATION_WORDS = {"path": "path", "query": "query", "header": "header", "cookie": "cookie", "body": "body"}
+
+
+def type_of(schema: Any, *, depth: int = 0) -> str:
+    """A compact TypeScript-like type for a schema: `Order[]`, `"open" | "closed"`, `{id: string, tags?: string[]}`."""
+    if not isinstance(schema, Mapping) or not schema:
+        return "any"
+    name = RefResolver.schema_name(schema)
+    if name is not None:
+        return name
+    if isinstance(schema.get("$ref"), str):
+        return "any"
+    if "const" in schema:
+        return _literal(schema["const"])
+    nullable = schema.get("nullable") is True
+    rendered = _type_core(schema, depth)
+    if nullable and not rendered.endswith("| null"):
+        rendered = f"{rendered} | null"
+    return rendered
+
+
+def _type_core(schema: Mapping[str, Any], depth: int) -> str:
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        values = [_literal(value) for value in enum[:_MAX_ENUM]]
+        if len(enum) > _MAX_ENUM:
+            values.append(f"… {len(enum) - _MAX_ENUM} more")
+        return " | ".join(values)
+    for combinator, joiner in (("oneOf", " | "), ("anyOf", " | "), ("allOf", " & ")):
+        parts = schema.get(combinator)
+        if isinstance(parts, list) and parts:
+            rendered = list(dict.fromkeys(_wrap(type_of(part, depth=depth + 1)) for part in parts))
+            if joiner == " & ":
+                rendered = [part for part in rendered if part != "any"] or ["any"]
+            if joiner == " | " and "null" in rendered and len(rendered) > 1:
+                rendered = [part for part in rendered if part != "null"] + ["null"]
+            return joiner.join(rendered)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        others = [k for k in kind if k != "null"]
+        base = " | ".join(_scalar(schema, k, depth) for k in others) if others else "null"
+        return f"{base} | null" if "null" in kind and others else base
+    if isinstance(kind, str):
+        return _scalar(schema, kind, depth)
+    if isinstance(schema.get("properties"), Mapping):
+        return _scalar(schema, "object", depth)
+    if isinstance(schema.get("items"), Mapping):
+        return _scalar(schema, "array", depth)
+    return "any"
+
+
+def _scalar(schema: Mapping[str, Any], kind: str, depth: int) -> str:
+    if kind == "array":
+        return f"{_wrap(type_of(schema.get('items'), depth=depth + 1))}[]"
+    if kind == "object":
+        properties = schema.get("properties")
+        if isinstance(properties, Mapping) and properties:
+            if depth >= 2:
+                return "object"
+            listed = schema.get("required")
+            required: list[Any] = listed if isinstance(listed, list) else []
+            fields = [
+                f"{name}{'' if name in required else '?'}: {type_of(value, depth=depth + 1)}"
+                for name, value in list(properties.items())[:_MAX_INLINE_PROPERTIES]
+            ]
+            if len(properties) > _MAX_INLINE_PROPERTIES:
+                fields.append("…")
+            return "{" + ", ".join(fields) + "}"
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping) and extra:
+            return f"{{[key: string]: {type_of(extra, depth=depth + 1)}}}"
+        return "object"
+    fmt = schema.get("format")
+    if kind == "string" and isinstance(fmt, str) and fmt:
+        return "binary" if fmt == "binary" else f"string<{fmt}>"
+    if kind in ("integer", "number") and isinstance(fmt, str) and fmt in ("int32", "int64", "float", "double"):
+        return kind
+    return kind
+
+
+def _wrap(rendered: str) -> str:
+    return f"({rendered})" if (" | " in rendered or " & " in rendered) and not rendered.startswith("{") else rendered
+
+
+def _literal(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _arg_text(arg: Arg) -> str:
+    return f"{arg.name}{'' if arg.required else '?'}: {type_of(arg.schema)}"
+
+
+def _unique_args(function: Function) -> list[Arg]:
+    seen: dict[str, Arg] = {}
+    for arg in function.args:
+        if arg.name not in seen or (arg.required and not seen[arg.name].required):
+            seen[arg.name] = arg
+    return list(seen.values())
+
+
+def return_type(function: Function) -> str:
+    """The rendered result type: a term, a type, a media type for non-JSON results, or `void`."""
+    if function.return_schema is not None:
+        return type_of(function.return_schema)
+    media = [m for m in function.response_content_types if not m.startswith("application/json")]
+    if media:
+        return f"binary<{media[0]}>" if not media[0].startswith("text/") else "string"
+    return "void"
+
+
+def signature(function: Function, *, compact: bool = False) -> str:
+    """`module.fn(arg: type, opt?: type) -> Result`; compact keeps the required args and a few optional ones."""
+    args = _unique_args(function)
+    if compact and len(args) > _MAX_LINE_ARGS:
+        required = [arg for arg in args if arg.required]
+        optional = [arg for arg in args if not arg.required]
+        room = max(_MAX_LINE_ARGS - len(required), 0)
+        shown = required + optional[:room]
+        hidden = len(args) - len(shown)
+        rendered = [_arg_text(arg) for arg in shown] + ([f"…{hidden} more"] if hidden else [])
+    else:
+        rendered = [_arg_text(arg) for arg in args]
+    return f"{function.name}({', '.join(rendered)}) -> {return_type(function)}"
+
+
+def _marks(function: Function) -> str:
+    marks = ["read" if function.read_only else "destructive" if function.destructive else "write"]
+    if function.deprecated:
+        marks.append("deprecated")
+    return " ".join(f"[{mark}]" for mark in marks)
+
+
+def function_line(function: Function) -> str:
+    """One dense line that starts with the full function name: signature — summary [read|write|destructive]."""
+    return f"{signature(function, compact=True)} — {function.summary} {_marks(function)}"
+
+
+def module_line(module: Module) -> str:
+    """`name (N functions) — description's first line`."""
+    count = len(module.functions)
+    description = _first_line(module.description)
+    text = f"{module.name} ({count} function{'s' if count != 1 else ''})"
+    return f"{text} — {description}" if description else text
+
+
+def describe_function(catalog: Catalog, function: Function) -> str:
+    """Everything needed to call one function: signature, HTTP route, marks, args with places, result, terms."""
+    lines = [signature(function)]
+    route = f"{function.method} {function.path}" if function.method else "composite"
+    body = f" · body as {function.body_content_type}" if function.body_content_type else ""
+    lines.append(f"  {route} · {_marks(function)}{body}")
+    lines.append(f"  {function.summary}")
+    description = function.description.strip()
+    if description and description != function.summary:
+        if len(description) > _MAX_DESCRIPTION:
+            description = description[: _MAX_DESCRIPTION - 1].rstrip() + "…"
+        lines.extend("  " + line if line else "" for line in description.splitlines())
+    if function.args:
+        lines.append("  Args:")
+        lines.extend("    " + _arg_detail(arg) for arg in function.args)
+    result = return_type(function)
+    lines.append(f"  Returns: {result}")
+    terms = _terms_used(catalog, function)
+    if terms:
+        lines.append(f"  Terms: {', '.join(terms)} (explain_term gives their fields)")
+    return "\n".join(lines)
+
+
+def describe_functions(catalog: Catalog, functions: Iterable[Function]) -> str:
+    """Several functions, separated by a blank line."""
+    return "\n\n".join(describe_function(catalog, function) for function in functions)
+
+
+def _arg_detail(arg: Arg) -> str:
+    facts = [_LOCATION_WORDS[arg.location], "required" if arg.required else "optional"]
+    schema = arg.schema
+    if isinstance(schema, Mapping):
+        if "default" in schema:
+            facts.append(f"default {_literal(schema['default'])}")
+        for key, label in (("minimum", "min"), ("maximum", "max"), ("maxLength", "max length"), ("pattern", "pattern")):
+            if key in schema:
+                facts.append(f"{label} {schema[key]}")
+        if schema.get("deprecated") is True:
+            facts.append("deprecated")
+    text = f"{arg.name}: {type_of(schema)} ({', '.join(facts)})"
+    description = _first_line(arg.description, limit=240)
+    return f"{text} — {description}" if description else text
+
+
+def _terms_used(catalog: Catalog, function: Function) -> list[str]:
+    names: list[str] = []
+    for schema in [arg.schema for arg in function.args] + [function.return_schema]:
+        for name in _named_refs(schema):
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _named_refs(schema: Any) -> Iterable[str]:
+    if isinstance(schema, Mapping):
+        name = RefResolver.schema_name(schema)
+        if name is not None:
+            yield name
+            return
+        for value in schema.values():
+            yield from _named_refs(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from _named_refs(value)
+
+
+def explain_term(catalog: Catalog, term: Term) -> str:
+    """A term: its description, aliases, fields with types, and the functions that accept and return it."""
+    lines = [f"{term.name}" + (f" — {_first_line(term.description)}" if term.description else "")]
+    rest = term.description.strip().split("\n", 1)[1].strip() if "\n" in term.description.strip() else ""
+    if rest:
+        lines.extend("  " + line if line else "" for line in rest[:_MAX_DESCRIPTION].splitlines())
+    if term.aliases:
+        lines.append(f"  Aliases: {', '.join(term.aliases)}")
+    if term.schema is not None:
+        lines.extend(_schema_lines(catalog, term.schema))
+    if term.accepted_by:
+        lines.append(f"  Accepted by: {', '.join(term.accepted_by)}")
+    if term.returned_by:
+        lines.append(f"  Returned by: {', '.join(term.returned_by)}")
+    return "\n".join(lines)
+
+
+def _schema_lines(catalog: Catalog, schema: Mapping[str, Any]) -> list[str]:
+    properties, required = _merged_properties(catalog, schema, 0)
+    lines: list[str] = []
+    if properties:
+        lines.append("  Fields:")
+        for name, value in properties.items():
+            resolved = value if isinstance(value, Mapping) else {}
+            flags = []
+            if name in required:
+                flags.append("required")
+            if resolved.get("readOnly") is True:
+                flags.append("read-only")
+            if resolved.get("deprecated") is True:
+                flags.append("deprecated")
+            text = f"    {name}{'' if name in required else '?'}: {type_of(value)}"
+            if flags and flags != ["required"]:
+                text += f" ({', '.join(flags)})"
+            description = _first_line(str(resolved.get("description") or ""), limit=200)
+            lines.append(f"{text} — {description}" if description else text)
+        return lines
+    for combinator, label in (("oneOf", "One of"), ("anyOf", "Any of")):
+        parts = schema.get(combinator)
+        if isinstance(parts, list) and parts:
+            lines.append(f"  {label}: {' | '.join(type_of(part) for part in parts)}")
+            return lines
+    lines.append(f"  Type: {type_of(schema)}")
+    return lines
+
+
+def _merged_properties(catalog: Catalog, schema: Any, depth: int) -> tuple[dict[str, Any], set[str]]:
+    resolver = catalog.resolver
+    resolved, _ = resolver.deref(schema) if resolver is not None else (schema, None)
+    if not isinstance(resolved, Mapping) or depth > 8:
+        return {}, set()
+    properties: dict[str, Any] = {}
+    required: set[str] = set()
+    for part in resolved.get("allOf") or []:
+        part_properties, part_required = _merged_properties(catalog, part, depth + 1)
+        properties.update(part_properties)
+        required |= part_required
+    own = resolved.get("properties")
+    if isinstance(own, Mapping):
+        properties.update({str(k): v for k, v in own.items()})
+    if isinstance(resolved.get("required"), list):
+        required |= {r for r in resolved["required"] if isinstance(r, str)}
+    return properties, required
+
+
+def _first_line(text: str, *, limit: int = 160) -> str:
+    line = " ".join(text.strip().split("\n", 1)[0].split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def render_names(names: Sequence[str]) -> str:
+    """A comma-separated list of names for error messages."""
+    return ", ".join(names)

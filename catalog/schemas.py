@@ -1,0 +1,231 @@
+"""JSON Schema 2020-12 from OpenAPI schema objects: what tools advertise and what validates an agent's arguments.
+
+OpenAPI 3.0 schemas are a dialect (`nullable`, boolean `exclusiveMinimum`, `example`); 3.1 schemas are 2020-12 plus
+a few keywords. Named component schemas become `$defs` entries referenced by `$ref`, which keeps recursive types
+finite. Keywords whose values are malformed (real documents have them) are dropped rather than advertised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import quote
+
+from catalog._refs import SCHEMA_PREFIX, RefResolver, encode_pointer_token
+from catalog.errors import SchemaTooLargeError
+
+__all__ = ["DEFAULT_MAX_SCHEMA_NODES", "SchemaSpace", "count_nodes", "defs_ref"]
+
+DEFAULT_MAX_SCHEMA_NODES = 1000
+
+JSONSchema = dict[str, Any]
+
+_TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
+_SCHEMA_MAP_KEYWORDS = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
+_SCHEMA_KEYWORDS = (
+    "items",
+    "additionalProperties",
+    "not",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "additionalItems",
+)
+_SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_NUMBER_KEYWORDS = ("minimum", "maximum", "multipleOf")
+_COUNT_KEYWORDS = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "minContains")
+_STRING_KEYWORDS = ("description", "title", "format", "pattern", "contentMediaType", "contentEncoding", "$comment")
+_BOOL_KEYWORDS = ("uniqueItems", "readOnly", "writeOnly", "deprecated")
+_PASS_KEYWORDS = ("const", "default")
+
+
+def defs_ref(name: str) -> str:
+    """The `$ref` that points at a named schema in `$defs`."""
+    return "#/$defs/" + quote(encode_pointer_token(name), safe="~")
+
+
+def count_nodes(schema: Any) -> int:
+    """The number of schema objects (mappings) in `schema`, nested ones included."""
+    if isinstance(schema, Mapping):
+        return 1 + sum(count_nodes(value) for value in schema.values())
+    if isinstance(schema, list):
+        return sum(count_nodes(value) for value in schema)
+    return 0
+
+
+class SchemaSpace:
+    """Converts a document's schemas to JSON Schema 2020-12 once, and assembles self-contained schemas with `$defs`."""
+
+    def __init__(self, resolver: RefResolver, *, openapi_30: bool) -> None:
+        self._resolver = resolver
+        self.resolver = resolver
+        self._openapi_30 = openapi_30
+        self._components: dict[str, tuple[JSONSchema, frozenset[str]]] = {}
+
+    def convert(self, schema: Any) -> tuple[JSONSchema, frozenset[str]]:
+        """`schema` as JSON Schema 2020-12, and the names of the component schemas it references directly."""
+        names: set[str] = set()
+        converted = self._convert(schema, names, ())
+        return converted, frozenset(names)
+
+    def component(self, name: str) -> tuple[JSONSchema, frozenset[str]]:
+        """The converted component schema `name` and the names it references (an unknown name is `{}`)."""
+        cached = self._components.get(name)
+        if cached is None:
+            # Placeholder first: a schema that refers to itself finds an entry instead of recursing.
+            self._components[name] = ({}, frozenset())
+            cached = self.convert(self._resolver.schemas.get(name, {}))
+            self._components[name] = cached
+        return cached
+
+    def closure(self, names: Iterable[str]) -> dict[str, JSONSchema]:
+        """Every component reachable from `names`, converted, keyed by name in sorted order."""
+        found: dict[str, JSONSchema] = {}
+        pending = list(names)
+        while pending:
+            name = pending.pop()
+            if name in found:
+                continue
+            schema, refs = self.component(name)
+            found[name] = schema
+            pending.extend(ref for ref in refs if ref not in found)
+        return {name: found[name] for name in sorted(found)}
+
+    def standalone(self, schema: JSONSchema, names: Iterable[str], *, max_nodes: int, what: str) -> JSONSchema:
+        """`schema` with the `$defs` it needs attached; SchemaTooLargeError past `max_nodes` nodes."""
+        defs = self.closure(names)
+        result = dict(schema)
+        if defs:
+            result["$defs"] = defs
+        size = count_nodes(result)
+        if size > max_nodes:
+            raise SchemaTooLargeError(
+                f"the JSON Schema of {what} has {size} nodes, over the cap of {max_nodes}; "
+                "raise max_schema_nodes or keep this function out of promoted tools",
+                nodes=size,
+                limit=max_nodes,
+            )
+        return result
+
+    def _convert(self, schema: Any, names: set[str], inlining: tuple[str, ...]) -> JSONSchema:
+        if isinstance(schema, bool):
+            return {} if schema else {"not": {}}
+        if not isinstance(schema, Mapping):
+            return {}
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            target = self._ref(ref, names, inlining)
+            siblings = {key: value for key, value in schema.items() if key != "$ref"}
+            if not siblings or self._openapi_30:
+                # OpenAPI 3.0: siblings of $ref are ignored, except that a description is worth keeping.
+                description = siblings.get("description")
+                if isinstance(description, str) and description and "$ref" in target:
+                    return {**target, "description": description}
+                return target
+            rest = self._convert(siblings, names, inlining)
+            return {**rest, **target} if "$ref" in target else {"allOf": [target], **rest}
+        return self._convert_object(schema, names, inlining)
+
+    def _ref(self, ref: str, names: set[str], inlining: tuple[str, ...]) -> JSONSchema:
+        name = RefResolver.schema_name({"$ref": ref})
+        if name is not None and name in self._resolver.schemas:
+            names.add(name)
+            return {"$ref": defs_ref(name)}
+        if ref in inlining:
+            return {}  # A cycle through unnamed schemas: cut it rather than recurse forever.
+        target, _ = self._resolver.deref({"$ref": ref})
+        if target is None:
+            return {}
+        return self._convert(target, names, (*inlining, ref))
+
+    def _convert_object(self, schema: Mapping[str, Any], names: set[str], inlining: tuple[str, ...]) -> JSONSchema:
+        out: JSONSchema = {}
+        for key, value in schema.items():
+            if key in _SCHEMA_MAP_KEYWORDS:
+                if isinstance(value, Mapping):
+                    out[key] = {str(k): self._convert(v, names, inlining) for k, v in value.items()}
+            elif key in _SCHEMA_KEYWORDS:
+                if key == "items" and isinstance(value, list):
+                    out["prefixItems"] = [self._convert(v, names, inlining) for v in value]
+                elif key == "additionalProperties" and isinstance(value, bool):
+                    out[key] = value
+                elif isinstance(value, Mapping | bool):
+                    out[key] = self._convert(value, names, inlining)
+            elif key in _SCHEMA_LIST_KEYWORDS:
+                if isinstance(value, list) and value:
+                    out[key] = [self._convert(v, names, inlining) for v in value]
+            elif key == "type":
+                kind = _convert_type(value)
+                if kind is not None:
+                    out["type"] = kind
+            elif key in _NUMBER_KEYWORDS:
+                if _is_number(value):
+                    out[key] = value
+            elif key in ("exclusiveMinimum", "exclusiveMaximum"):
+                if _is_number(value):
+                    out[key] = value
+            elif key in _COUNT_KEYWORDS:
+                if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                    out[key] = value
+            elif key in _STRING_KEYWORDS:
+                if isinstance(value, str):
+                    out[key] = value
+            elif key in _BOOL_KEYWORDS:
+                if isinstance(value, bool):
+                    out[key] = value
+            elif key == "required":
+                if isinstance(value, list) and all(isinstance(item, str) for item in value):
+                    out[key] = list(dict.fromkeys(value))
+            elif key == "enum":
+                if isinstance(value, list) and value:
+                    out[key] = value
+            elif key in _PASS_KEYWORDS:
+                out[key] = value
+        if self._openapi_30:
+            _apply_30_semantics(schema, out)
+        if out.get("type") == "file":
+            out["type"] = "string"
+            out["format"] = "binary"
+        return out
+
+
+def _convert_type(value: Any) -> str | list[str] | None:
+    if isinstance(value, str):
+        if value == "file":
+            return "file"
+        return value if value in _TYPES else None
+    if isinstance(value, list):
+        kinds = [item for item in value if isinstance(item, str) and item in _TYPES]
+        return list(dict.fromkeys(kinds)) or None
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _apply_30_semantics(source: Mapping[str, Any], out: JSONSchema) -> None:
+    """OpenAPI 3.0 → 2020-12: boolean exclusive bounds and `nullable` (OAS 3.0.3 §4.7.24.1)."""
+    for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        flag = source.get(bound)
+        if isinstance(flag, bool):
+            out.pop(bound, None)
+            if flag and limit in out:
+                out[bound] = out.pop(limit)
+    if source.get("nullable") is True:
+        kind = out.get("type")
+        if isinstance(kind, str):
+            out["type"] = [kind, "null"]
+        elif isinstance(kind, list) and "null" not in kind:
+            out["type"] = [*kind, "null"]
+        if isinstance(out.get("enum"), list) and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+
+
+def is_named_schema_ref(value: Any) -> bool:
+    """True when `value` is exactly a ref to a component schema."""
+    return isinstance(value, Mapping) and isinstance(value.get("$ref"), str) and value["$ref"].startswith(SCHEMA_PREFIX)

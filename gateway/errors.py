@@ -1,0 +1,52 @@
+"""Errors of the gateway package.
+
+GatewayError
+├── ConfigError        construction was given something it cannot serve (says what to fix)
+├── CredentialError    the caller's bearer token was rejected (answered as HTTP 401)
+└── ToolError          a tool call failed in a way the agent can correct (isError result)
+    ├── ArgumentError  arguments do not fit the function's input schema
+    └── RestError      the REST API answered with an error status
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = ["ArgumentError", "ConfigError", "CredentialError", "GatewayError", "RestError", "ToolError"]
+
+
+class GatewayError(Exception):
+    """Root of every error the gateway raises."""
+
+
+class ConfigError(GatewayError):
+    """The gateway was configured with something it cannot serve."""
+
+
+class CredentialError(GatewayError):
+    """The MCP request's credentials are not accepted; the transport answers 401 with WWW-Authenticate."""
+
+    def __init__(self, message: str = "invalid or missing credentials", *, www_authenticate: str = "Bearer") -> None:
+        super().__init__(message)
+        self.www_authenticate = www_authenticate
+
+
+class ToolError(GatewayError):
+    """A tool call failed; the message is written for the agent and says what to do next."""
+
+
+class ArgumentError(ToolError):
+    """The arguments of a call do not fit; `args` names every argument at fault."""
+
+    def __init__(self, message: str, *, args: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.arg_names = tuple(args)
+
+
+class RestError(ToolError):
+    """The REST API answered with an error status; `status` and `body` are what it said."""
+
+    def __init__(self, message: str, *, status: int, body: object) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body

@@ -1,0 +1,373 @@
+"""The catalog builder's rules, each on a small document written for it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+import pytest
+
+from catalog.builder import build_catalog
+from catalog.errors import DocumentError, SchemaTooLargeError, UnknownNameError
+from catalog.loading import load_document
+from catalog.model import Catalog
+
+
+def catalog_of(paths: dict[str, Any], *, schemas: dict[str, Any] | None = None, **extra: Any) -> Catalog:
+    document: dict[str, Any] = {"openapi": "3.1.0", "info": {"title": "T", "version": "1"}, "paths": paths}
+    if schemas is not None:
+        document["components"] = {"schemas": schemas}
+    document.update(extra)
+    return build_catalog(load_document(document))
+
+
+def op(**fields: Any) -> dict[str, Any]:
+    return {"responses": {"200": {"description": "ok"}}, **fields}
+
+
+def test_modules_are_snake_case_tags_with_their_descriptions() -> None:
+    catalog = catalog_of(
+        {"/pets": {"get": op(operationId="listPets", tags=["Pet Store"])}},
+        tags=[{"name": "Pet Store", "description": "Everything about pets"}],
+    )
+    assert [m.name for m in catalog.modules] == ["pet_store"]
+    assert catalog.modules[0].description == "Everything about pets"
+    assert catalog.function("pet_store.list_pets").path == "/pets"
+
+
+def test_untagged_operations_group_by_first_meaningful_path_segment() -> None:
+    catalog = catalog_of(
+        {
+            "/api/v1/customers": {"get": op(operationId="GetCustomers")},
+            "/api/v1/customers/{id}": {"get": op(operationId="GetCustomer")},
+            "/v2/charges": {"post": op(operationId="CreateCharge")},
+            "/": {"get": op(operationId="root")},
+        }
+    )
+    assert [m.name for m in catalog.modules] == ["charges", "customers", "root"]
+
+
+def test_large_untagged_groups_split_by_sub_resource() -> None:
+    paths: dict[str, Any] = {}
+    for index in range(12):
+        paths[f"/tenants/{{t}}/databases/{{d}}/collections/{{c}}/action{index}"] = {"post": op()}
+        paths[f"/tenants/{{t}}/databases/{{d}}/thing{index}"] = {"get": op()}
+    paths["/tenants/{t}"] = {"get": op(operationId="get_tenant")}
+    catalog = catalog_of(paths)
+    assert {m.name for m in catalog.modules} == {"collections", "databases", "tenants"}
+    assert len(catalog.module("collections").functions) == 12
+
+
+def test_fastapi_operation_ids_are_cleaned_of_their_route_suffix() -> None:
+    catalog = catalog_of({"/items/{item_id}": {"get": op(operationId="read_item_items__item_id__get", tags=["items"])}})
+    assert catalog.function("items.read_item").operation_id == "read_item_items__item_id__get"
+
+
+def test_camel_case_and_slashed_operation_ids_become_snake_case_without_the_module_prefix() -> None:
+    catalog = catalog_of(
+        {
+            "/repos/{owner}/{repo}/pulls": {"get": op(operationId="pulls/list-for-repo", tags=["pulls"])},
+            "/users/me": {"get": op(operationId="getCurrentUser", tags=["users"])},
+        }
+    )
+    assert {f.name for f in catalog.functions()} == {"pulls.list_for_repo", "users.get_current_user"}
+
+
+def test_operations_without_operation_id_are_named_from_method_and_path() -> None:
+    catalog = catalog_of({"/pets/{petId}": {"delete": op(tags=["pets"])}})
+    assert [f.name for f in catalog.functions()] == ["pets.delete_pets_by_pet_id"]
+
+
+def test_colliding_names_are_made_unique_and_stable() -> None:
+    paths = {
+        "/models": {"get": op(operationId="model_list_models_get", tags=["m"])},
+        "/v1/models": {"get": op(operationId="model_list_v1_models_get", tags=["m"])},
+        "/other": {"get": op(operationId="same", tags=["m"]), "post": op(operationId="same", tags=["m"])},
+    }
+    first = [f.name for f in catalog_of(paths).functions()]
+    assert first == ["m.model_list", "m.model_list_v1", "m.same", "m.same_post"]
+    assert [f.name for f in catalog_of(dict(reversed(paths.items()))).functions()] == first
+
+
+def test_args_are_flat_parameters_then_body_properties() -> None:
+    catalog = catalog_of(
+        {
+            "/orders/{order_id}": {
+                "parameters": [{"name": "order_id", "in": "path", "schema": {"type": "string"}}],
+                "patch": op(
+                    operationId="update_order",
+                    tags=["orders"],
+                    parameters=[
+                        {"name": "dry_run", "in": "query", "schema": {"type": "boolean"}},
+                        {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
+                        {"name": "Accept", "in": "header", "schema": {"type": "string"}},
+                    ],
+                    requestBody={
+                        "required": True,
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/OrderPatch"}}},
+                    },
+                ),
+            }
+        },
+        schemas={
+            "OrderPatch": {
+                "type": "object",
+                "required": ["status"],
+                "properties": {
+                    "id": {"type": "string", "readOnly": True},
+                    "status": {"$ref": "#/components/schemas/Status"},
+                    "note": {"type": "string", "description": "Free text"},
+                },
+            },
+            "Status": {"type": "string", "enum": ["open", "closed"]},
+        },
+    )
+    function = catalog.function("orders.update_order")
+    assert [(a.name, a.location, a.required) for a in function.args] == [
+        ("order_id", "path", True),
+        ("dry_run", "query", False),
+        ("X-Trace", "header", False),
+        ("status", "body", True),
+        ("note", "body", False),
+    ]
+    assert function.args[3].schema == {"$ref": "#/components/schemas/Status"}
+    assert function.body_term == "OrderPatch"
+    assert function.body_content_type == "application/json"
+    assert catalog.term("OrderPatch").accepted_by == ("orders.update_order",)
+    assert catalog.term("Status").accepted_by == ("orders.update_order",)
+
+
+def test_operation_level_parameters_override_path_level_ones() -> None:
+    catalog = catalog_of(
+        {
+            "/a/{id}": {
+                "parameters": [{"name": "id", "in": "path", "description": "shared", "schema": {"type": "string"}}],
+                "get": op(
+                    operationId="get_a",
+                    tags=["a"],
+                    parameters=[{"name": "id", "in": "path", "required": True, "description": "own"}],
+                ),
+            }
+        }
+    )
+    assert [a.description for a in catalog.function("a.get_a").args] == ["own"]
+
+
+def test_body_colliding_with_a_parameter_becomes_one_body_argument() -> None:
+    body = {"content": {"application/json": {"schema": {"type": "object", "properties": {"id": {"type": "string"}}}}}}
+    catalog = catalog_of(
+        {
+            "/a/{id}": {
+                "put": op(
+                    operationId="put_a",
+                    tags=["a"],
+                    parameters=[{"name": "id", "in": "path", "schema": {"type": "string"}}],
+                    requestBody=body,
+                )
+            }
+        }
+    )
+    assert [(a.name, a.location) for a in catalog.function("a.put_a").args] == [("id", "path"), ("body", "body")]
+
+
+def test_a_body_that_is_not_an_object_becomes_one_body_argument() -> None:
+    body = {"content": {"application/json": {"schema": {"type": "array", "items": {"type": "integer"}}}}}
+    catalog = catalog_of({"/a": {"post": op(operationId="post_a", tags=["a"], requestBody=body)}})
+    (arg,) = catalog.function("a.post_a").args
+    assert (arg.name, arg.schema) == ("body", {"type": "array", "items": {"type": "integer"}})
+
+
+def test_the_same_arg_name_in_path_and_query_is_one_required_property() -> None:
+    catalog = catalog_of(
+        {
+            "/a/{id}": {
+                "get": op(
+                    operationId="get_a",
+                    tags=["a"],
+                    parameters=[
+                        {"name": "id", "in": "path", "schema": {"type": "string"}},
+                        {"name": "id", "in": "query", "schema": {"type": "string"}},
+                    ],
+                )
+            }
+        }
+    )
+    schema = catalog.function("a.get_a").input_schema()
+    assert list(schema["properties"]) == ["id"]
+    assert schema["required"] == ["id"]
+
+
+def test_returns_name_the_first_json_success_schema_and_record_content_types() -> None:
+    catalog = catalog_of(
+        {
+            "/pets": {
+                "get": {
+                    "operationId": "list",
+                    "tags": ["pets"],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"type": "array", "items": {"$ref": "#/components/schemas/Pet"}}
+                                },
+                                "text/csv": {},
+                            },
+                        },
+                        "404": {"description": "nope"},
+                    },
+                }
+            },
+            "/pets/{id}/photo": {
+                "get": {
+                    "operationId": "photo",
+                    "tags": ["pets"],
+                    "responses": {"200": {"description": "ok", "content": {"image/png": {}}}},
+                }
+            },
+        },
+        schemas={"Pet": {"type": "object", "properties": {"name": {"type": "string"}}}},
+    )
+    listing = catalog.function("pets.list")
+    assert listing.returns == "Pet"
+    assert listing.response_content_types == ("application/json", "text/csv")
+    assert catalog.term("Pet").returned_by == ("pets.list",)
+    photo = catalog.function("pets.photo")
+    assert (photo.returns, photo.return_schema, photo.response_content_types) == (None, None, ("image/png",))
+
+
+def test_read_only_and_destructive_follow_the_method() -> None:
+    catalog = catalog_of({"/a": {m: op(operationId=m, tags=["a"]) for m in ("get", "head", "post", "delete")}})
+    marks = {f.function_name: (f.read_only, f.destructive) for f in catalog.functions()}
+    assert marks == {"get": (True, False), "head": (True, False), "post": (False, False), "delete": (False, True)}
+
+
+def test_input_schema_is_valid_2020_12_and_keeps_recursion_finite_through_defs() -> None:
+    catalog = catalog_of(
+        {
+            "/nodes": {
+                "post": op(
+                    operationId="create",
+                    tags=["nodes"],
+                    requestBody={"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}},
+                )
+            }
+        },
+        schemas={
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "label": {"type": "string", "nullable": True},
+                    "children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}},
+                },
+            }
+        },
+        openapi="3.0.3",
+    )
+    schema = catalog.function("nodes.create").input_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["properties"]["children"]["items"] == {"$ref": "#/$defs/Node"}
+    assert schema["$defs"]["Node"]["properties"]["label"]["type"] == ["string", "null"]
+    assert schema["additionalProperties"] is False
+    validator = jsonschema.Draft202012Validator(schema)
+    assert validator.is_valid({"label": None, "children": [{"children": []}]})
+    assert not validator.is_valid({"children": [{"children": 3}]})
+    assert not validator.is_valid({"unknown": 1})
+
+
+def test_an_input_schema_over_the_node_cap_is_refused_clearly() -> None:
+    properties = {f"p{i}": {"type": "object", "properties": {"x": {"type": "string"}}} for i in range(20)}
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "paths": {
+            "/a": {
+                "post": op(
+                    operationId="big",
+                    tags=["a"],
+                    requestBody={
+                        "content": {"application/json": {"schema": {"type": "object", "properties": properties}}}
+                    },
+                )
+            }
+        },
+    }
+    catalog = build_catalog(load_document(document), max_schema_nodes=30)
+    with pytest.raises(SchemaTooLargeError, match=r"'a\.big' has \d+ nodes, over the cap of 30"):
+        catalog.function("a.big").input_schema()
+
+
+def test_terms_are_found_by_exact_name_then_case_insensitively_by_name_or_alias() -> None:
+    from catalog.composite import Concept
+
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "paths": {},
+        "components": {"schemas": {"Order": {"type": "object", "description": "A purchase."}}},
+    }
+    catalog = build_catalog(
+        load_document(document),
+        concepts={
+            "Order": Concept(text="A purchase placed by a customer.", aliases=["pedido"]),
+            "SKU": Concept(text="Stock unit."),
+        },
+    )
+    assert catalog.term("Order").description == "A purchase placed by a customer."
+    assert catalog.term("PEDIDO").name == "Order"
+    assert catalog.term("sku").name == "SKU"
+    with pytest.raises(UnknownNameError) as error:
+        catalog.term("Ordr")
+    assert error.value.suggestions == ("Order",)
+
+
+def test_unknown_function_names_suggest_the_closest() -> None:
+    catalog = catalog_of({"/pets": {"get": op(operationId="listPets", tags=["pets"])}})
+    with pytest.raises(UnknownNameError) as error:
+        catalog.function("pets.list_pet")
+    assert error.value.suggestions == ("pets.list_pets",)
+
+
+def test_tool_names_replace_the_dot_and_unpromotable_names_are_reported() -> None:
+    catalog = catalog_of(
+        {
+            "/a": {
+                "get": op(
+                    operationId="fine",
+                    tags=["a"],
+                    parameters=[{"name": "page[size]", "in": "query", "schema": {"type": "integer"}}],
+                )
+            },
+            "/b": {"get": op(operationId="x" * 70, tags=["a"])},
+        }
+    )
+    assert catalog.function("a.fine").tool_name == "a-fine"
+    problems = catalog.unpromotable()
+    assert set(problems) == {"a.fine", "a." + "x" * 70}
+    assert "page[size]" in problems["a.fine"]
+
+
+def test_paths_that_are_not_a_mapping_are_refused_with_the_place() -> None:
+    with pytest.raises(DocumentError) as error:
+        build_catalog(load_document({"openapi": "3.0.0", "info": {"title": "T", "version": "1"}, "paths": []}))
+    assert error.value.pointer == "#/paths"
+
+
+def test_broken_operations_and_refs_are_warnings_not_failures() -> None:
+    catalog = catalog_of(
+        {
+            "/a": {"get": "nonsense", "post": op(operationId="ok", tags=["a"], parameters=[{"$ref": "#/nowhere"}])},
+        }
+    )
+    assert [f.name for f in catalog.functions()] == ["a.ok"]
+    pointers = {w.pointer for w in catalog.warnings}
+    assert "#/paths/~1a/get" in pointers
+    assert "#/paths/~1a/post/parameters/0" in pointers
+
+
+def test_order_is_deterministic_whatever_the_document_order() -> None:
+    paths = {f"/r{i}": {"get": op(operationId=f"op{i}", tags=[f"t{i % 3}"])} for i in range(10)}
+    forward = catalog_of(paths)
+    backward = catalog_of(dict(reversed(paths.items())))
+    assert [f.name for f in forward.functions()] == [f.name for f in backward.functions()]
+    assert [m.name for m in forward.modules] == ["t0", "t1", "t2"]

@@ -1,0 +1,798 @@
+"""Loading documents: sources, parsing, versions, ref bundling, warnings, and every document of the corpus."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import threading
+from collections.abc import Iterator
+from datetime import date
+from functools import partial
+from pathlib import Path
+from textwrap import dedent
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from catalog.errors import DocumentError
+from catalog.loading import Document, load_app_document, load_document
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "specs"
+DO_MULTIFILE = CORPUS / "digitalocean-public-v2.multifile" / "specification" / "DigitalOcean-public.v2.yaml"
+DO_BUNDLED = CORPUS / "digitalocean-public-v2.bundled.yaml"
+SWAGGER_2 = {"oai-uber-swagger2.json", "slack-web-swagger2.json"}
+BIG = 1_000_000  # bytes; documents above this are marked slow
+
+MINIMAL = "openapi: 3.0.3\ninfo: {title: T, version: '1'}\npaths: {}\n"
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    """Write fixture files (dedented) under `root`; return the first one's path."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dedent(text).lstrip("\n"), encoding="utf-8")
+    return root / next(iter(files))
+
+
+def refs_in(node: Any) -> Iterator[str]:
+    """Every string `$ref` in a tree (outside nothing: examples included)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("$ref"), str):
+            yield node["$ref"]
+        for value in node.values():
+            yield from refs_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from refs_in(value)
+
+
+def messages(document: Document) -> str:
+    return "\n".join(f"{w.pointer} {w.message}" for w in document.warnings)
+
+
+# -- sources -----------------------------------------------------------------------------------------------------
+
+
+def test_yaml_file_loads_with_its_version_location_and_no_warnings(tmp_path: Path) -> None:
+    path = write(tmp_path, {"api.yaml": MINIMAL})
+    document = load_document(path)
+    assert document.openapi == "3.0.3"
+    assert document.location == str(path)
+    assert document.data["info"]["title"] == "T"
+    assert document.warnings == ()
+
+
+def test_a_str_is_text_when_it_starts_with_a_brace_or_has_a_line_break_else_a_path(tmp_path: Path) -> None:
+    assert load_document(MINIMAL).location == "<string>"
+    assert load_document('  {"openapi": "3.1.0", "info": {"title": "T", "version": "1"}}').openapi == "3.1.0"
+    path = write(tmp_path, {"api.yaml": MINIMAL})
+    assert load_document(str(path)).location == str(path)
+
+
+def test_a_missing_path_is_refused_with_how_a_str_is_read() -> None:
+    with pytest.raises(DocumentError, match=r"no file 'nowhere.yaml'.*document text") as caught:
+        load_document("nowhere.yaml")
+    assert caught.value.location == "nowhere.yaml"
+
+
+def test_a_directory_is_refused_with_a_hint_to_pass_the_entry_file(tmp_path: Path) -> None:
+    with pytest.raises(DocumentError, match="is a directory; pass the document's entry file"):
+        load_document(tmp_path)
+
+
+def test_bytes_load_as_utf8_with_or_without_bom_and_as_utf16() -> None:
+    assert load_document(MINIMAL.encode()).location == "<bytes>"
+    assert load_document(b"\xef\xbb\xbf" + MINIMAL.encode()).openapi == "3.0.3"
+    assert load_document(MINIMAL.encode("utf-16")).openapi == "3.0.3"
+
+
+def test_bytes_that_are_not_utf8_are_refused() -> None:
+    with pytest.raises(DocumentError, match="not valid utf-8"):
+        load_document(b'{"openapi": "3.0.0", "x": "\xff"}')
+
+
+def test_json_is_parsed_as_json_so_surrogate_pair_escapes_survive() -> None:
+    text = '{"openapi": "3.1.0", "info": {"title": "\\ud83d\\ude80 launch", "version": "1"}}'
+    assert load_document(text).data["info"]["title"] == "\U0001f680 launch"
+
+
+def test_a_plain_mapping_is_neither_mutated_nor_copied() -> None:
+    source: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "paths": {"/a": {"get": {"responses": {"200": {"$ref": "#/components/responses/Ok"}}}}},
+        "components": {"responses": {"Ok": {"description": "ok"}}},
+    }
+    before = json.dumps(source)
+    document = load_document(source)
+    assert document.location == "<dict>"
+    assert document.data["paths"] is source["paths"]
+    assert json.dumps(source) == before
+
+
+def test_a_mapping_with_int_keys_and_dates_becomes_json_compatible_without_touching_the_original() -> None:
+    source: dict[str, Any] = {
+        "openapi": "3.0.0",
+        "info": {"title": "T", "version": "1"},
+        "paths": {"/a": {"get": {"responses": {200: {"description": "ok", "x-since": date(2024, 1, 2)}}}}},
+    }
+    data = load_document(source).data
+    assert data["paths"]["/a"]["get"]["responses"] == {"200": {"description": "ok", "x-since": "2024-01-02"}}
+    assert 200 in source["paths"]["/a"]["get"]["responses"]
+
+
+def test_a_mapping_path_item_ref_is_inlined_in_a_copy_not_in_the_callers_mapping() -> None:
+    item = {"get": {"responses": {"200": {"description": "ok"}}}}
+    source: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "paths": {"/a": {"$ref": "#/components/pathItems/A"}},
+        "components": {"pathItems": {"A": item}},
+    }
+    document = load_document(source)
+    assert document.data["paths"]["/a"] == item
+    assert source["paths"]["/a"] == {"$ref": "#/components/pathItems/A"}
+
+
+def fastapi_app() -> FastAPI:
+    app = FastAPI(title="Pets", version="1.0")
+
+    @app.get("/pets/{pet_id}")
+    def read_pet(pet_id: int) -> dict[str, int]:
+        return {"id": pet_id}
+
+    return app
+
+
+def test_an_app_with_openapi_is_loaded_by_load_document() -> None:
+    document = load_document(fastapi_app())
+    assert document.location == "<app>"
+    assert document.openapi.startswith("3.1")
+    assert "/pets/{pet_id}" in document.data["paths"]
+
+
+@pytest.mark.anyio
+async def test_load_app_document_uses_openapi_when_the_app_has_it() -> None:
+    document = await load_app_document(fastapi_app())
+    assert "/pets/{pet_id}" in document.data["paths"]
+
+
+@pytest.mark.anyio
+async def test_a_plain_asgi_app_is_asked_for_its_schema_route() -> None:
+    async def schema(request: Request) -> Response:
+        assert request.method == "GET"
+        return JSONResponse({"openapi": "3.0.1", "info": {"title": "S", "version": "1"}})
+
+    app = Starlette(routes=[Route("/api/schema.json", schema)])
+    document = await load_app_document(app, path="/api/schema.json")
+    assert document.openapi == "3.0.1"
+    assert document.location == "<app>"
+
+
+@pytest.mark.anyio
+async def test_an_asgi_app_without_the_route_is_refused_with_the_path_to_pass() -> None:
+    with pytest.raises(DocumentError, match=r"GET /openapi.json on the app answered HTTP 404.*path="):
+        await load_app_document(Starlette(routes=[]))
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[str]:
+    """An http server on 127.0.0.1 serving `tmp_path`; yields its base URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(tmp_path)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_url_document_and_its_relative_refs_are_fetched(tmp_path: Path, served: str) -> None:
+    write(
+        tmp_path,
+        {
+            "v1/api.yaml": """
+                openapi: 3.0.0
+                info: {title: T, version: '1'}
+                paths:
+                  /a:
+                    get:
+                      responses:
+                        '200': {$ref: 'common/ok.yaml'}
+            """,
+            "v1/common/ok.yaml": "description: fine\n",
+        },
+    )
+    document = load_document(f"{served}/v1/api.yaml")
+    assert document.location == f"{served}/v1/api.yaml"
+    assert document.data["paths"]["/a"]["get"]["responses"]["200"] == {"$ref": "#/components/responses/ok"}
+    assert document.data["components"]["responses"]["ok"] == {"description": "fine"}
+
+
+def test_a_url_that_answers_404_is_refused_with_the_status(served: str) -> None:
+    with pytest.raises(DocumentError, match="HTTP 404"):
+        load_document(f"{served}/missing.yaml")
+
+
+# -- parsing -----------------------------------------------------------------------------------------------------
+
+
+def test_yaml_response_codes_and_other_number_keys_become_strings() -> None:
+    data = load_document(MINIMAL.replace("paths: {}", "paths: {/a: {get: {responses: {200: {description: ok}}}}}")).data
+    assert list(data["paths"]["/a"]["get"]["responses"]) == ["200"]
+
+
+def test_yaml_scalars_follow_yaml_1_2_so_off_and_dates_stay_strings() -> None:
+    text = MINIMAL + "x-values: [on, off, yes, no, true, 2024-01-02, 12:30, 1e-05, 0x1F, ~]\n"
+    assert load_document(text).data["x-values"] == [
+        "on",
+        "off",
+        "yes",
+        "no",
+        True,
+        "2024-01-02",
+        "12:30",
+        1e-05,
+        31,
+        None,
+    ]
+
+
+def test_yaml_merge_keys_merge_with_explicit_keys_winning() -> None:
+    text = MINIMAL + "x-base: &base {a: 1, b: 2}\nx-derived: {<<: *base, b: 3}\n"
+    assert load_document(text).data["x-derived"] == {"a": 1, "b": 3}
+
+
+def test_invalid_json_is_refused_with_line_and_column() -> None:
+    with pytest.raises(DocumentError, match=r"invalid JSON in <string> at line 2, column 16"):
+        load_document('{"openapi": "3.0.0",\n  "info": [1, 2}')
+
+
+def test_text_that_starts_like_json_but_is_yaml_loads_with_a_warning() -> None:
+    document = load_document("{openapi: 3.1.0, info: {title: T, version: '1'}}")
+    assert document.openapi == "3.1.0"
+    assert "not valid JSON (line 1, column 2" in messages(document)
+
+
+def test_invalid_yaml_is_refused_with_line_and_column() -> None:
+    with pytest.raises(DocumentError, match=r"invalid YAML in <string> at line 4, column 3"):
+        load_document("openapi: 3.0.0\ninfo:\n  - a\n  b: c\n")
+
+
+def test_yaml_aliases_that_expand_without_bound_are_refused() -> None:
+    lines = ["openapi: 3.0.0", "a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 8)]
+    with pytest.raises(DocumentError, match=r"aliases .* expand to more than"):
+        load_document("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [("", "is empty"), ("- a\n- b\n", "is a list, not a mapping"), ('"just text"', "is a string, not a mapping")],
+)
+def test_a_document_that_is_no_mapping_is_refused(text: str, what: str) -> None:
+    with pytest.raises(DocumentError, match=what):
+        load_document(text.encode())
+
+
+# -- versions ----------------------------------------------------------------------------------------------------
+
+
+def test_swagger_2_is_refused_with_how_to_convert() -> None:
+    with pytest.raises(DocumentError, match=r"Swagger '2.0'.*npx swagger2openapi.*Swagger Editor") as caught:
+        load_document(CORPUS / "oai-uber-swagger2.json")
+    assert caught.value.pointer == "#/swagger"
+    assert caught.value.location.endswith("oai-uber-swagger2.json")
+
+
+def test_a_document_without_openapi_field_is_refused_pointing_at_it() -> None:
+    with pytest.raises(DocumentError, match="no `openapi` field") as caught:
+        load_document("info: {title: T}\npaths: {}\n")
+    assert caught.value.pointer == "#/openapi"
+
+
+@pytest.mark.parametrize("version", ["'three'", "'4.0.0'", "{a: 1}", "'2.0'"])
+def test_a_garbled_or_unsupported_openapi_version_is_refused(version: str) -> None:
+    with pytest.raises(DocumentError, match=r"OpenAPI|openapi|Swagger") as caught:
+        load_document(f"openapi: {version}\ninfo: {{title: T, version: '1'}}\n")
+    assert caught.value.pointer == "#/openapi"
+
+
+def test_a_future_3_minor_loads_with_a_warning() -> None:
+    document = load_document(MINIMAL.replace("3.0.3", "3.2.0"))
+    assert document.openapi == "3.2.0"
+    assert [w.pointer for w in document.warnings] == ["#/openapi"]
+    assert "read as 3.1" in document.warnings[0].message
+
+
+def test_a_numeric_or_patchless_version_loads_with_a_warning() -> None:
+    assert load_document(MINIMAL.replace("3.0.3", "3.1")).openapi == "3.1"
+    assert "patch" in messages(load_document(MINIMAL.replace("3.0.3", "'3.1'")))
+    assert "write it as a string" in messages(load_document(MINIMAL.replace("3.0.3", "3.1")))
+
+
+# -- external refs -----------------------------------------------------------------------------------------------
+
+
+def test_external_schemas_and_parameters_become_components_named_like_redocly(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": """
+                openapi: 3.0.0
+                info: {title: T, version: '1'}
+                paths:
+                  /apps:
+                    get:
+                      parameters: [{$ref: 'shared/parameters.yml#/app_id'}]
+                      responses:
+                        '200':
+                          description: ok
+                          content:
+                            application/json:
+                              schema: {$ref: 'models/app.yml'}
+            """,
+            "shared/parameters.yml": "app_id: {name: app_id, in: query, schema: {type: string}}\n",
+            "models/app.yml": "type: object\nproperties:\n  owner: {$ref: 'owner.yml'}\n",
+            "models/owner.yml": "type: string\n",
+        },
+    )
+    data = load_document(path).data
+    operation = data["paths"]["/apps"]["get"]
+    assert operation["parameters"] == [{"$ref": "#/components/parameters/app_id"}]
+    assert operation["responses"]["200"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/app"
+    }
+    assert data["components"]["schemas"] == {
+        "owner": {"type": "string"},
+        "app": {"type": "object", "properties": {"owner": {"$ref": "#/components/schemas/owner"}}},
+    }
+    assert set(refs_in(data)) <= {
+        "#/components/parameters/app_id",
+        "#/components/schemas/app",
+        "#/components/schemas/owner",
+    }
+
+
+def test_a_name_taken_by_different_content_gets_a_suffix_and_equal_content_shares_it(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": """
+                openapi: 3.0.0
+                info: {title: T, version: '1'}
+                paths: {}
+                components:
+                  schemas:
+                    Region: {type: string}
+                  parameters:
+                    a: {$ref: 'a/parameters.yml#/region'}
+                    b: {$ref: 'b/parameters.yml#/region'}
+                    c: {$ref: 'c/parameters.yml#/region'}
+                x-uses:
+                  - {$ref: 'a/region.yml'}
+            """,
+            "a/parameters.yml": "region: {name: region, in: query, schema: {$ref: 'region.yml'}}\n",
+            "b/parameters.yml": "region: {name: region, in: query, schema: {$ref: 'region.yml'}}\n",
+            "c/parameters.yml": "region: {name: region, in: path, required: true, schema: {$ref: '../a/region.yml'}}\n",
+            "a/region.yml": "type: string\nenum: [nyc1, sfo1]\n",
+            "b/region.yml": "type: string\nenum: [nyc1, sfo1]\n",
+        },
+    )
+    data = load_document(path).data
+    schemas = data["components"]["schemas"]
+    assert list(schemas) == ["Region", "region"]  # a/ and b/region.yml are equal: one component
+    parameters = data["components"]["parameters"]
+    assert parameters["a"]["schema"] == parameters["b"]["schema"] == {"$ref": "#/components/schemas/region"}
+    assert parameters["c"]["in"] == "path"
+    assert data["x-uses"] == [{"type": "string", "enum": ["nyc1", "sfo1"]}]
+
+
+def test_clashing_external_names_are_suffixed_2_3_in_walk_order(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": """
+                openapi: 3.0.0
+                info: {title: T, version: '1'}
+                paths:
+                  /a: {get: {parameters: [{$ref: 'a.yml#/id'}], responses: {default: {description: x}}}}
+                  /b: {get: {parameters: [{$ref: 'b.yml#/id'}], responses: {default: {description: x}}}}
+                  /c: {get: {parameters: [{$ref: 'c.yml#/id'}, {$ref: 'a.yml#/id'}], responses: {}}}
+            """,
+            "a.yml": "id: {name: a, in: query}\n",
+            "b.yml": "id: {name: b, in: query}\n",
+            "c.yml": "id: {name: c, in: query}\n",
+        },
+    )
+    data = load_document(path).data
+    assert {name: p["name"] for name, p in data["components"]["parameters"].items()} == {
+        "id": "a",
+        "id-2": "b",
+        "id-3": "c",
+    }
+    assert data["paths"]["/c"]["get"]["parameters"] == [
+        {"$ref": "#/components/parameters/id-3"},
+        {"$ref": "#/components/parameters/id"},
+    ]
+
+
+def test_operation_level_refs_and_info_description_refs_are_inlined(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "spec/api.yaml": """
+                openapi: 3.0.0
+                info:
+                  title: T
+                  version: '1'
+                  description: {$ref: 'description.yml#/introduction'}
+                paths:
+                  /pets:
+                    get: {$ref: 'resources/pets/list.yml'}
+                  /owners: {$ref: 'resources/owners.yml'}
+            """,
+            "spec/description.yml": "introduction: |\n  Hello.\n",
+            "spec/resources/pets/list.yml": """
+                operationId: pets_list
+                responses:
+                  '200': {$ref: '../../shared/responses/ok.yml'}
+            """,
+            "spec/resources/owners.yml": "get: {operationId: owners_list, responses: {}}\n",
+            "spec/shared/responses/ok.yml": "description: ok\n",
+        },
+    )
+    data = load_document(path).data
+    assert data["info"]["description"] == "Hello.\n"
+    assert data["paths"]["/pets"]["get"] == {
+        "operationId": "pets_list",
+        "responses": {"200": {"$ref": "#/components/responses/ok"}},
+    }
+    assert data["paths"]["/owners"] == {"get": {"operationId": "owners_list", "responses": {}}}
+
+
+def test_ref_siblings_stay_beside_a_component_ref_and_win_when_inlined(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": """
+                openapi: 3.1.0
+                info: {title: T, version: '1'}
+                paths:
+                  /a:
+                    get:
+                      $ref: 'op.yml'
+                      summary: Overridden
+                      responses:
+                        '200':
+                          description: ok
+                          content:
+                            application/json:
+                              schema: {$ref: 'pet.yml', description: The pet}
+            """,
+            "op.yml": "summary: Original\noperationId: a\n",
+            "pet.yml": "type: object\ndescription: A pet\n",
+        },
+    )
+    operation = load_document(path).data["paths"]["/a"]["get"]
+    assert operation["summary"] == "Overridden"
+    assert operation["operationId"] == "a"
+    schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/pet", "description": "The pet"}
+
+
+def test_pointer_escapes_and_percent_encoding_resolve_in_external_files(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": """
+                openapi: 3.0.0
+                info: {title: T, version: '1'}
+                paths:
+                  /a:
+                    get:
+                      responses:
+                        '200': {$ref: 'other.yaml#/paths/~1pets~1%7Bid%7D/get/responses/200'}
+                        '201': {$ref: 'other.yaml#/x-odd/a~0b'}
+            """,
+            "other.yaml": """
+                paths:
+                  /pets/{id}:
+                    get:
+                      responses:
+                        '200': {description: found}
+                x-odd:
+                  a~b: {description: tilde}
+            """,
+        },
+    )
+    document = load_document(path)
+    responses = document.data["components"]["responses"]
+    assert responses == {"200": {"description": "found"}, "a~b": {"description": "tilde"}}
+    assert document.data["paths"]["/a"]["get"]["responses"]["201"] == {"$ref": "#/components/responses/a~0b"}
+    assert document.warnings == ()
+
+
+def test_local_refs_with_escapes_load_untouched_without_warnings() -> None:
+    text = MINIMAL.replace("paths: {}", "paths:\n  /a/{id}: {get: {responses: {}}}") + (
+        "x-link: {$ref: '#/paths/~1a~1%7Bid%7D/get'}\n"
+    )
+    document = load_document(text)
+    assert document.data["x-link"] == {"$ref": "#/paths/~1a~1%7Bid%7D/get"}
+    assert document.warnings == ()
+
+
+def test_discriminator_mappings_to_files_become_component_refs(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": """
+                openapi: 3.0.0
+                info: {title: T, version: '1'}
+                paths: {}
+                components:
+                  schemas:
+                    Action:
+                      oneOf: [{$ref: 'actions.yml#/assign'}]
+                      discriminator:
+                        propertyName: type
+                        mapping: {assign: 'actions.yml#/assign', local: '#/components/schemas/Action'}
+            """,
+            "actions.yml": """
+                base:
+                  discriminator:
+                    propertyName: type
+                    mapping: {assign: '#/assign'}
+                assign: {type: object, properties: {type: {type: string}}}
+            """,
+        },
+    )
+    action = load_document(path).data["components"]["schemas"]["Action"]
+    assert action["oneOf"] == [{"$ref": "#/components/schemas/assign"}]
+    assert action["discriminator"]["mapping"] == {
+        "assign": "#/components/schemas/assign",
+        "local": "#/components/schemas/Action",
+    }
+
+
+def test_a_markdown_description_ref_is_inlined_as_text(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": "openapi: 3.1.0\ninfo: {title: T, version: '1', description: {$ref: intro.md}}\n",
+            "intro.md": "# Welcome\n",
+        },
+    )
+    assert load_document(path).data["info"]["description"] == "# Welcome\n"
+
+
+def test_relative_refs_in_text_without_location_are_warned_and_resolve_with_location(tmp_path: Path) -> None:
+    write(tmp_path, {"ok.yaml": "description: fine\n"})
+    text = MINIMAL.replace("paths: {}", "paths: {/a: {get: {responses: {'200': {$ref: ok.yaml}}}}}")
+    without = load_document(text)
+    assert "has no location" in messages(without)
+    assert without.warnings[0].pointer == "#/paths/~1a/get/responses/200"
+    located = load_document(text, location=str(tmp_path / "api.yaml"))
+    assert located.warnings == ()
+    assert located.data["components"]["responses"]["ok"] == {"description": "fine"}
+
+
+# -- OpenAPI 3.1 $id -------------------------------------------------------------------------------------------
+
+
+def test_id_relative_refs_are_rewritten_to_local_pointers() -> None:
+    text = """
+        openapi: 3.1.0
+        info: {title: T, version: '1'}
+        components:
+          schemas:
+            Pet:
+              properties:
+                details: {$ref: /schemas/details}
+                detailsId: {$ref: '/schemas/details#details_id'}
+                nested: {$ref: '/schemas/details#/properties/id'}
+            Details:
+              $id: /schemas/details
+              properties:
+                id: {type: integer, $anchor: details_id}
+                self: {$ref: '#details_id'}
+    """
+    document = load_document(dedent(text))
+    schemas = document.data["components"]["schemas"]
+    assert schemas["Pet"]["properties"] == {
+        "details": {"$ref": "#/components/schemas/Details"},
+        "detailsId": {"$ref": "#/components/schemas/Details/properties/id"},
+        "nested": {"$ref": "#/components/schemas/Details/properties/id"},
+    }
+    assert schemas["Details"]["properties"]["self"] == {"$ref": "#/components/schemas/Details/properties/id"}
+    assert document.warnings == ()
+
+
+def test_petstore_31_id_ref_resolves_and_its_empty_ref_is_explained() -> None:
+    document = load_document(CORPUS / "swagger-petstore-v31.yaml")
+    properties = document.data["components"]["schemas"]["Pet"]["properties"]
+    assert properties["petDetailsId"] == {"$ref": "#/components/schemas/PetDetails/properties/id"}
+    assert [w.pointer for w in document.warnings] == ["#/components/schemas/Pet/properties/petDetails"]
+    assert "unquoted # starts a comment" in document.warnings[0].message
+
+
+# -- broken refs -------------------------------------------------------------------------------------------------
+
+
+def test_missing_files_and_pointers_are_warned_where_they_occur_and_left(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": """
+                openapi: 3.0.0
+                info: {title: T, version: '1'}
+                paths:
+                  /a:
+                    get:
+                      responses:
+                        '200': {$ref: 'gone.yaml'}
+                        '201': {$ref: 'here.yaml#/nothing'}
+                        '202': {$ref: '#/components/responses/Nothing'}
+                        '203': {$ref: 'here.yaml#/bad'}
+            """,
+            "here.yaml": "bad: {description: x, headers: {X: {$ref: 'gone.yaml'}}}\n",
+        },
+    )
+    document = load_document(path)
+    responses = document.data["paths"]["/a"]["get"]["responses"]
+    assert responses["200"] == {"$ref": "gone.yaml"}
+    assert responses["201"] == {"$ref": "here.yaml#/nothing"}
+    assert responses["202"] == {"$ref": "#/components/responses/Nothing"}
+    assert responses["203"] == {"$ref": "#/components/responses/bad"}
+    by_pointer = {w.pointer: w.message for w in document.warnings}
+    assert "does not exist" in by_pointer["#/paths/~1a/get/responses/200"]
+    assert "points at nothing" in by_pointer["#/paths/~1a/get/responses/201"]
+    assert "points at nothing" in by_pointer["#/paths/~1a/get/responses/202"]
+    assert by_pointer["#/paths/~1a/get/responses/203/headers/X"].startswith("in here.yaml#/bad/headers/X: ")
+
+
+def test_reference_cycles_are_warned_and_left_instead_of_hanging(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": """
+                openapi: 3.0.0
+                info: {title: T, version: '1'}
+                paths: {}
+                components:
+                  schemas:
+                    A: {$ref: '#/components/schemas/B'}
+                    B: {$ref: '#/components/schemas/A'}
+                    C: {$ref: 'c.yaml'}
+            """,
+            "c.yaml": "$ref: 'd.yaml'\n",
+            "d.yaml": "$ref: 'c.yaml'\n",
+        },
+    )
+    document = load_document(path)
+    schemas = document.data["components"]["schemas"]
+    assert schemas["A"] == {"$ref": "#/components/schemas/B"}
+    assert schemas["C"] == {"$ref": "c.yaml"}
+    cycles = [w.pointer for w in document.warnings if "cycle" in w.message]
+    assert cycles == ["#/components/schemas/C", "#/components/schemas/A", "#/components/schemas/B"]
+
+
+def test_recursive_schemas_across_files_bundle_finitely(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.yaml": """
+                openapi: 3.0.0
+                info: {title: T, version: '1'}
+                paths: {}
+                x-root: {$ref: 'node.yaml'}
+                components:
+                  schemas:
+                    Tree: {type: object, properties: {root: {$ref: 'node.yaml'}}}
+            """,
+            "node.yaml": "type: object\nproperties:\n  children: {type: array, items: {$ref: 'list.yaml#/item'}}\n",
+            "list.yaml": "item: {$ref: 'node.yaml'}\n",
+        },
+    )
+    document = load_document(path)
+    schemas = document.data["components"]["schemas"]
+    assert schemas["node"]["properties"]["children"]["items"] == {"$ref": "#/components/schemas/node"}
+    assert schemas["Tree"]["properties"]["root"] == {"$ref": "#/components/schemas/node"}
+    assert document.warnings == ()
+
+
+def test_a_markdown_ref_inside_an_extension_is_left_with_a_warning() -> None:
+    document = load_document(CORPUS / "redocly-train-travel.yaml")
+    assert document.data["x-topics"][0]["content"] == {"$ref": "./docs/getting-started.md"}
+    assert [w.pointer for w in document.warnings] == ["#/x-topics/0/content"]
+
+
+# -- structure ---------------------------------------------------------------------------------------------------
+
+
+def test_structural_problems_are_warnings_and_the_data_is_kept() -> None:
+    text = """
+        openapi: 3.0.0
+        info: {title: T, version: '1'}
+        paths:
+          pets: {get: {responses: {}}}
+          /owners: {get: [not, a, mapping], parameters: {a: 1}}
+          /shops: just text
+        components: []
+    """
+    document = load_document(dedent(text))
+    assert document.data["paths"]["/owners"]["get"] == ["not", "a", "mapping"]
+    assert {w.pointer for w in document.warnings} == {
+        "#/paths/pets",
+        "#/paths/~1owners/get",
+        "#/paths/~1owners/parameters",
+        "#/paths/~1shops",
+        "#/components",
+    }
+
+
+def test_a_30_document_without_paths_warns_but_a_31_one_does_not() -> None:
+    assert "no `paths`" in messages(load_document("openapi: 3.0.0\ninfo: {title: T, version: '1'}\n"))
+    assert load_document("openapi: 3.1.0\ninfo: {title: T, version: '1'}\nwebhooks: {}\n").warnings == ()
+
+
+# -- the corpus --------------------------------------------------------------------------------------------------
+
+
+def corpus_documents() -> list[Any]:
+    files = sorted(p for p in CORPUS.iterdir() if p.suffix in (".json", ".yaml"))
+    return [pytest.param(p, id=p.name, marks=[pytest.mark.slow] if p.stat().st_size > BIG else []) for p in files]
+
+
+@pytest.mark.parametrize("path", corpus_documents())
+def test_every_corpus_document_loads_with_local_refs_or_is_refused(path: Path) -> None:
+    if path.name in SWAGGER_2:
+        with pytest.raises(DocumentError, match=r"Swagger '2\.0'"):
+            load_document(path)
+        return
+    document = load_document(path)
+    assert document.openapi.startswith(("3.0", "3.1"))
+    nonlocal_refs = set(re.findall(r'"\$ref": "([^#"][^"]*)"', json.dumps(document.data)))
+    assert all(any(repr(ref) in w.message for w in document.warnings) for ref in nonlocal_refs)
+
+
+def comparable(node: Any) -> Any:
+    """A tree for comparing bundles: example values dropped (data), numbers as floats (JS rounds 2**64-1)."""
+    if isinstance(node, dict):
+        return {k: comparable(v) for k, v in node.items() if k not in ("example", "examples")}
+    if isinstance(node, list):
+        return [comparable(v) for v in node]
+    if isinstance(node, int | float) and not isinstance(node, bool):
+        return float(node)
+    return node
+
+
+@pytest.mark.slow
+def test_digitalocean_multifile_tree_loads_the_same_as_its_redocly_bundle() -> None:
+    multifile = load_document(DO_MULTIFILE)
+    bundled = load_document(DO_BUNDLED)
+    assert multifile.warnings == bundled.warnings == ()
+    mine, theirs = multifile.data, bundled.data
+    assert mine.keys() == theirs.keys()
+    for section in theirs["components"]:
+        assert list(mine["components"][section]) == list(theirs["components"][section]), section
+    assert mine["paths"] == theirs["paths"]
+    assert {k: v for k, v in mine.items() if k != "components"} == {
+        k: v for k, v in theirs.items() if k != "components"
+    }
+    assert comparable(mine["components"]) == comparable(theirs["components"])
+    assert all(ref.startswith("#/") for ref in refs_in(mine))

@@ -1,0 +1,76 @@
+"""Names agents read: snake_case, FastAPI cleanup, path grouping and tool names."""
+
+from __future__ import annotations
+
+import pytest
+
+from catalog.naming import (
+    clean_operation_id,
+    function_name_from_route,
+    is_valid_tool_name,
+    path_resource,
+    snake_case,
+    split_words,
+    tool_name,
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("listPullRequests", "list_pull_requests"),
+        ("list-pull-requests", "list_pull_requests"),
+        ("repos/get-content", "repos_get_content"),
+        ("GetHTTPServerStatus", "get_http_server_status"),
+        ("Pet Store", "pet_store"),
+        ("1-Click Applications", "n1_click_applications"),
+        ("chat.postMessage", "chat_post_message"),
+        ("Café crème", "cafe_creme"),
+        ("!!!", "unnamed"),
+    ],
+)
+def test_snake_case_splits_camel_case_punctuation_and_accents(raw: str, expected: str) -> None:
+    assert snake_case(raw) == expected
+
+
+def test_split_words_separates_camel_case_and_acronyms() -> None:
+    assert split_words("getOAuthToken_forUser") == ["get", "o", "auth", "token", "for", "user"]
+
+
+@pytest.mark.parametrize(
+    ("operation_id", "method", "path", "expected"),
+    [
+        ("read_item_items__item_id__get", "get", "/items/{item_id}", "read_item"),
+        ("model_list_v1_models_get", "get", "/v1/models", "model_list"),
+        ("create_user", "post", "/users", "create_user"),
+        ("_users_post", "post", "/users", "_users_post"),
+    ],
+)
+def test_fastapi_route_suffixes_are_stripped_from_operation_ids(
+    operation_id: str, method: str, path: str, expected: str
+) -> None:
+    assert clean_operation_id(operation_id, method=method, path=path) == expected
+
+
+def test_functions_without_operation_id_are_named_from_the_route() -> None:
+    assert function_name_from_route("GET", "/v1/pets/{petId}/photos") == "get_pets_by_pet_id_photos"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/api/v2/customers/{id}", "customers"),
+        ("/2010-04-01/Accounts/{Sid}/Calls.json", "accounts"),
+        ("/v1", None),
+        ("/{tenant}/things", "things"),
+    ],
+)
+def test_path_resource_skips_api_and_version_segments(path: str, expected: str | None) -> None:
+    assert path_resource(path) == expected
+
+
+def test_tool_names_swap_the_dot_for_a_hyphen_and_are_checked() -> None:
+    assert tool_name("orders.create") == "orders-create"
+    assert is_valid_tool_name("orders-create")
+    assert not is_valid_tool_name("orders.create")
+    assert not is_valid_tool_name("x" * 65)
