@@ -4,6 +4,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
+TOOLS_STAMP := .tools/.installed
+
 .PHONY: serve test lint typecheck unit clean
 
 $(STAMP): pyproject.toml
@@ -12,8 +14,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Node 22, MCP's conformance suite and Inspector, for the protocol tests (scripts/install-node-tools).
+$(TOOLS_STAMP): scripts/install-node-tools
+	scripts/install-node-tools
+
 serve: $(STAMP)
-	$(BIN)/mcp-gateway catalog search demo
+	$(BIN)/mcp-gateway serve
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -22,10 +28,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(TOOLS_STAMP)
 	$(BIN)/pytest --cov --cov-report=term:skip-covered
 
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .coverage

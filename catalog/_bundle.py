@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 from urllib.request import url2pathname
 
+from catalog._oas_kinds import DATA, MAPS, SECTIONS, children
 from catalog._parse import parse_text, read_uri
 from catalog._pointer import MISSING, escape_token, join_pointer, lookup, split_fragment
 from catalog.errors import DocumentError
@@ -35,104 +36,6 @@ __all__ = ["Bundler", "Warn"]
 
 Warn = Callable[[str, str], None]
 
-#: Where a target of each kind is kept when it becomes a component (redocly's mapTypeToComponent).
-_SECTIONS = {
-    "schema": "schemas",
-    "parameter": "parameters",
-    "response": "responses",
-    "example": "examples",
-    "requestBody": "requestBodies",
-    "header": "headers",
-    "securityScheme": "securitySchemes",
-    "link": "links",
-    "callback": "callbacks",
-}
-_OPERATION = "operation"
-_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
-_PARAMETER_FIELDS = {"description": "text", "schema": "schema", "examples": "example{}", "content": "mediaType{}"}
-_SUBSCHEMA = "schema"
-#: The fields of each object kind that can hold refs, in the order redocly visits them (types/oas3.ts); other
-#: keys are visited afterwards as `any`, except the values in `_DATA`. `X{}` is a map of X, `X[]` a list of X.
-_FIELDS: dict[str, dict[str, str]] = {
-    "root": {
-        "info": "info",
-        "tags": "tag[]",
-        "paths": "paths",
-        "webhooks": "pathItem{}",
-        "components": "components",
-    },
-    "info": {"description": "text"},
-    "tag": {"description": "text"},
-    "pathItem": {
-        "parameters": "parameter[]",
-        "summary": "text",
-        "description": "text",
-        **dict.fromkeys(_METHODS, _OPERATION),
-    },
-    _OPERATION: {
-        "summary": "text",
-        "description": "text",
-        "parameters": "parameter[]",
-        "requestBody": "requestBody",
-        "responses": "responses",
-        "callbacks": "callback{}",
-        "x-codeSamples": "any[]",
-        "x-code-samples": "any[]",
-    },
-    "parameter": _PARAMETER_FIELDS,
-    "header": _PARAMETER_FIELDS,
-    "requestBody": {"description": "text", "content": "mediaType{}"},
-    "mediaType": {"schema": "schema", "examples": "example{}", "encoding": "encoding{}"},
-    "encoding": {"headers": "header{}"},
-    "response": {"description": "text", "headers": "header{}", "content": "mediaType{}", "links": "link{}"},
-    "link": {"description": "text"},
-    "example": {"description": "text"},
-    "securityScheme": {"description": "text"},
-    "discriminator": {"mapping": "mapping"},
-    "components": {
-        "parameters": "parameter{}",
-        "schemas": "schema{}",
-        "responses": "response{}",
-        "examples": "example{}",
-        "requestBodies": "requestBody{}",
-        "headers": "header{}",
-        "securitySchemes": "securityScheme{}",
-        "links": "link{}",
-        "callbacks": "callback{}",
-        "pathItems": "pathItem{}",
-    },
-    "schema": {
-        "discriminator": "discriminator",
-        "allOf": "schema[]",
-        "anyOf": "schema[]",
-        "oneOf": "schema[]",
-        "not": _SUBSCHEMA,
-        "properties": "schema{}",
-        "items": "schema|[]",
-        "additionalProperties": _SUBSCHEMA,
-        "description": "text",
-        "prefixItems": "schema[]",
-        "if": _SUBSCHEMA,
-        "then": _SUBSCHEMA,
-        "else": _SUBSCHEMA,
-        "contains": _SUBSCHEMA,
-        "propertyNames": _SUBSCHEMA,
-        "additionalItems": _SUBSCHEMA,
-        "unevaluatedItems": _SUBSCHEMA,
-        "unevaluatedProperties": _SUBSCHEMA,
-        "contentSchema": _SUBSCHEMA,
-        "patternProperties": "schema{}",
-        "dependentSchemas": "schema{}",
-        "$defs": "schema{}",
-        "definitions": "schema{}",
-    },
-}
-#: Keys whose values are data (examples, defaults, enums): a `$ref` in them is not a reference.
-_DATA = frozenset({"example", "examples", "default", "enum", "const", "value"})
-_MAPS = frozenset({"paths", "responses", "callback", "mapping"}) | {
-    f"{kind}{{}}" for kind in (*_SECTIONS, "pathItem", "mediaType", "encoding")
-}
-_RESPONSE_CODE = re.compile(r"^[0-9][0-9Xx]{2}$")
 _TEXT_SUFFIXES = frozenset({"", ".json", ".yaml", ".yml"})
 _MAX_CHAIN = 64
 
@@ -201,7 +104,7 @@ class Bundler:
                 if isinstance(ref, str):
                     self.on_ref(node, kind, uri, base, tokens, out, parent, key)
                     return
-                if not isinstance(ref, dict) and kind not in _MAPS:  # in a map, `$ref` may be a property's name
+                if not isinstance(ref, dict) and kind not in MAPS:  # in a map, `$ref` may be a property's name
                     self.warn(join_pointer(out), _invalid_ref_message(ref, uri, tokens, self.root_uri))
                     return
             if kind == "mapping":
@@ -213,7 +116,7 @@ class Bundler:
             self.seen.add(mark)
             if self.schema_ids and kind == "schema" and isinstance(node.get("$id"), str):
                 base = urldefrag(urljoin(base, node["$id"]))[0]
-            for child_key, child_kind in _children(kind, node):
+            for child_key, child_kind in children(kind, node):
                 self.walk(
                     node[child_key], child_kind, uri, base, (*tokens, child_key), (*out, child_key), node, child_key
                 )
@@ -255,7 +158,7 @@ class Bundler:
             target = self.follow(ref, first, _where(uri, tokens, self.root_uri), out) if first else None
             if first is None or target is None:
                 return
-            for child_key, child_kind in _children(kind, node):  # siblings of `$ref`, relative to the ref
+            for child_key, child_kind in children(kind, node):  # siblings of `$ref`, relative to the ref
                 self.walk(
                     node[child_key], child_kind, uri, base, (*tokens, child_key), (*out, child_key), node, child_key
                 )
@@ -274,7 +177,7 @@ class Bundler:
                     self.walk(target.node, kind, target.uri, target.base, target.tokens, target.tokens, None, None)
                 return
             self.walk(target.node, walk_kind, target.uri, target.base, target.tokens, out, None, None)
-            section = _SECTIONS.get(kind)
+            section = SECTIONS.get(kind)
             name = self.component_name(section, target) if section else None
             if section and name is not None:
                 self.rewrite(node, f"#/components/{section}/{escape_token(name)}")
@@ -319,8 +222,9 @@ class Bundler:
                     found = self._by_id(doc_uri, fragment)
                 if found is not None:
                     return found
-            if urlsplit(uri).scheme in ("http", "https") and urlsplit(doc_uri).scheme not in ("http", "https"):
-                self.warn(join_pointer(out), f"{where}$ref {ref!r} leaves the web for a local file; left as it is")
+            if urlsplit(doc_uri).scheme == "file" and urlsplit(uri).scheme != "file":
+                # Only a document read from a file may read other files: not one from the web, text or an app.
+                self.warn(join_pointer(out), f"{where}$ref {ref!r} would read a local file; left as it is")
                 return None
         document = self.document(doc_uri, ref, where, out)
         if document is MISSING:
@@ -418,7 +322,7 @@ class Bundler:
         if not isinstance(components, dict):
             return
         for section, group in components.items():
-            if section not in _SECTIONS.values() or not isinstance(group, dict):
+            if section not in SECTIONS.values() or not isinstance(group, dict):
                 continue
             for name, value in group.items():
                 if not isinstance(value, dict) or not isinstance(value.get("$ref"), str):
@@ -458,41 +362,8 @@ class Bundler:
     def _by_anchor(self, base: str, anchor: str) -> _Target | None:
         self._index()
         found = self._anchors.get(f"{base}#{unquote(anchor)}")
-        if found is None:
-            return None
-        return _Target(lookup(self.root, list(found)), self.root_uri, found, base)
-
-
-def _children(kind: str, node: dict[str, Any]) -> list[tuple[str, str]]:
-    """The keys of `node` that may hold refs, with their kinds, in redocly's visiting order (a snapshot: the
-    walk adds components to the maps it is walking)."""
-    if kind.endswith("{}"):
-        return [(key, kind[:-2]) for key in node if key != "$ref"]
-    if kind == "paths":
-        return [(key, "pathItem" if key.startswith("/") else "any") for key in node]
-    if kind == "responses":
-        keys = sorted(node, key=lambda k: k != "default")
-        return [(key, "response" if key == "default" or _RESPONSE_CODE.match(key) else "any") for key in keys]
-    if kind == "callback":
-        return [(key, "any" if key.startswith("x-") else "pathItem") for key in node]
-    if kind == "any":
-        return [(key, "any") for key in node if key != "$ref"]
-    if kind == "text":
-        return []
-    fields = _FIELDS.get(kind, {})
-    children = [
-        (key, "schema" if child == "schema|[]" and not isinstance(node[key], list) else child)
-        for key, child in fields.items()
-        if key in node
-    ]
-    for key, value in node.items():
-        if key in fields or key == "$ref":
-            continue
-        if key not in _DATA:
-            children.append((key, "any"))
-        elif key != "value" and isinstance(value, dict) and isinstance(value.get("$ref"), str):
-            children.append((key, "text"))  # redocly inlines a ref that is a whole example or default
-    return children
+        node = MISSING if found is None else lookup(self.root, list(found))
+        return None if found is None or node is MISSING else _Target(node, self.root_uri, found, base)
 
 
 def _index_ids(
@@ -507,7 +378,7 @@ def _index_ids(
             if isinstance(node.get(keyword), str):
                 anchors.setdefault(f"{base}#{node[keyword]}", tokens)
         for key, value in node.items():
-            if key not in _DATA and isinstance(value, dict | list):
+            if key not in DATA and isinstance(value, dict | list):
                 _index_ids(value, base, (*tokens, key), ids, anchors)
     elif isinstance(node, list):
         for index, value in enumerate(node):

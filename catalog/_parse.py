@@ -57,6 +57,7 @@ for _tag, _pattern, _first in (
     (_MERGE, r"<<", "<"),
 ):
     _Loader.add_implicit_resolver(_tag, re.compile(rf"^(?:{_pattern})$"), list(_first))
+
 _IN_PROGRESS = object()
 _JSON_REF_BYTES = re.compile(rb'"\$ref"\s*:\s*(?:"((?:[^"\\]|\\.)*)"|(.))', re.DOTALL)
 _JSON_REF_STR = re.compile(r'"\$ref"\s*:\s*(?:"((?:[^"\\]|\\.)*)"|(.))', re.DOTALL)
@@ -83,8 +84,12 @@ def parse_text(text: str | bytes, location: str) -> tuple[Any, RefScan]:
             text = _utf8_or_text(text)
         except UnicodeDecodeError as exc:
             raise _not_utf8(location, exc) from None
-    head = text[:64].lstrip(b" \t\r\n") if isinstance(text, bytes) else text[:64].lstrip(" \t\r\n\ufeff")
-    if head[:1] in (b"{", b"[", "{", "["):
+    if isinstance(text, bytes):
+        looks_like_json = text[:64].lstrip(b" \t\r\n")[:1] in (b"{", b"[")
+    else:
+        text = text.removeprefix("\ufeff")
+        looks_like_json = text[:64].lstrip(" \t\r\n")[:1] in ("{", "[")
+    if looks_like_json:
         try:
             return json.loads(text), _scan_json(text)
         except json.JSONDecodeError as exc:

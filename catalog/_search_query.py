@@ -7,7 +7,16 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from catalog._search_text import STOPWORDS, stem, words
-from catalog._search_vocabulary import INTENTS, LEADING, QUESTION_WORDS, VERBS, Intent, expand, implied
+from catalog._search_vocabulary import (
+    ALWAYS_VERBS,
+    INTENTS,
+    LEADING,
+    QUESTION_WORDS,
+    VERBS,
+    Intent,
+    expand,
+    implied,
+)
 
 __all__ = ["Concept", "Query", "parse_query"]
 
@@ -29,12 +38,22 @@ _SELF: Final = re.compile(
 )
 #: Words that start a clause about when something happens: what follows describes, it does not ask.
 _CLAUSES: Final = frozenset({"when", "whenever", "once", "after", "before", "while", "until", "if"})
+#: A query that starts with one of these asks about something: it reads, whatever verbs follow.
+_ASKING: Final = frozenset({"who", "what", "which", "whose", "whats"})
+#: Words before "to <verb>" that make the verb the query's own ("how to create", "want to delete").
+_WANTING: Final = frozenset({"how", "want", "wants", "need", "needs", "like", "trying", "going", "able", "way", "try"})
+#: States something can be made or set to: "make a repository private" updates it.
+_STATES: Final = frozenset(
+    "private public internal visible hidden invisible default primary active inactive available unavailable "
+    "readonly archived unarchived locked unlocked required optional enabled disabled paid unpaid".split()
+)
+#: "can this person write to…", "am I allowed to…": a question about permissions.
+_MAY: Final = re.compile(r"\b(can|may)\s+(i|we|this|that|the|a|he|she|they|user|person|someone|somebody)\b|\ballowed\b")
+#: "stop following", "stop watching": the activity undone.
+_STOP_DOING: Final = re.compile(r"\b(?:stop|quit)\s+(follow|watch|star|subscrib|listen|receiv|track)(?:e?ing)\b")
 #: "notify me when…", "tell my server whenever…": a subscription to events, which APIs call webhooks.
 _NOTIFY_WHEN: Final = re.compile(r"\b(notif\w*|alert|tell|inform|ping|let\s+\w+\s+know|callbacks?)\b.*\bwhen(ever)?\b")
-#: Words after a leading verb that show it is a verb ("open a ticket"), not an adjective ("open incidents").
-_DETERMINERS: Final = frozenset(
-    "a an the my our your his her their this that these those some someone someone's somebody me us them it new".split()
-)
+
 #: "show me", "give me": the "me" is the one asking, not the object.
 _FILLER_ME: Final = re.compile(
     r"\b(show|give|tell|find|get|send|fetch|list|let|help|notify|alert|remind|email|ping|message|text|call)\s+me\b"
@@ -43,8 +62,10 @@ _FILLER_ME: Final = re.compile(
 _DETAIL_WORDS: Final = frozenset({"detail", "details", "info", "information"})
 #: Past forms the stemmer does not see as such.
 _IRREGULAR_PAST: Final = frozenset({"sent", "made", "bought", "wrote", "written", "done", "got", "gotten", "paid"})
-#: Weight of a leading verb that says the intent ("log a bug", "dial a number"): the word itself matters less.
-LEADING_WEIGHT: Final = 0.5
+#: Weight of a verb that says an intent ("create", "list") as a word.
+VERB_WEIGHT: Final = 0.6
+#: Weight of a word in a past or -ing form ("files changed", "who is watching"): it describes, it does not ask.
+INFLECTED_WEIGHT: Final = 0.5
 
 
 @dataclass(frozen=True)
@@ -64,13 +85,18 @@ class Query:
     intents: frozenset[Intent]
     #: Stems of the verbs it says.
     verbs: frozenset[str]
+    #: The leading verb that said the intent ("log a bug"), matched only where a function name starts with it.
+    leading: frozenset[str] = frozenset()
+    #: The verbs that say what the query wants, outside clauses: a function name that starts with one fits.
+    main_verbs: frozenset[str] = frozenset()
     #: Every stem and synonym it matches, with the best weight.
     variants: dict[str, float] = field(default_factory=dict)
 
     @property
     def stems(self) -> frozenset[str]:
         """The stems the query says (or implies), without synonyms."""
-        return frozenset(word for concept in self.concepts for word, weight in concept.variants.items() if weight >= 1)
+        found = {word for concept in self.concepts for word, weight in concept.variants.items() if weight >= 1}
+        return frozenset(found | self.leading)
 
 
 def parse_query(text: str) -> Query:
@@ -78,38 +104,68 @@ def parse_query(text: str) -> Query:
     lowered = _FILLER_ME.sub(r"\1", text.lower())
     notify = _NOTIFY_WHEN.search(lowered) is not None
     lowered = _SELF.sub(" me user ", lowered)
+    lowered, stopped = _stop_doing(lowered)
     said: list[tuple[str, float]] = [("webhook", IMPLIED_WEIGHT)] if notify else []
-    intents: set[Intent] = set()
-    context = clause = question = plural = started = False
+    if _MAY.search(lowered):
+        said.append(("permission", IMPLIED_WEIGHT))
+    intents: set[Intent] = {"delete"} if stopped else set()
+    context = clause = plural = started = False
+    # A leading verb ("log a bug") says an intent and maybe an object; as a word it would match its noun sense
+    # (logs, audit logs), so it only counts where a function name starts with it.
+    leading_verbs: set[str] = set()
+    main: set[str] = set()
     split = words(lowered)
+    asks = bool(split) and split[0] in _ASKING
+    question = asks or any(word in QUESTION_WORDS for word in split)
     for position, word in enumerate(split):
-        question = question or word in QUESTION_WORDS
-        clause = clause or word in _CLAUSES
+        previous = split[position - 1] if position else ""
+        following = split[position + 1] if position + 1 < len(split) else ""
         said.extend((extra, IMPLIED_WEIGHT) for extra in implied(word))
-        if word in _PREPOSITIONS or word in _CLAUSES:
+        if word in _CLAUSES or (word == "to" and previous not in _WANTING and _verb_like(following)):
+            # "when a file changes", "fields required to create an issue": what follows describes, it does not ask.
+            clause = context = True
+            continue
+        if word in _PREPOSITIONS:
             context = True
             continue
         if word in _DETAIL_WORDS:
             intents.add("read")
             continue
-        if len(word) < 2 or word in STOPWORDS or word.isdigit():
+        if word in _STATES and intents & {"create", "write"}:
+            # "make a repository private": making something a state is an update, whatever the verb.
+            intents = (intents - {"create", "write"}) | {"update"}
+            said = [(stemmed, weight) for stemmed, weight in said if INTENTS.get(stemmed) not in ("create", "write")]
+        if word in QUESTION_WORDS or len(word) < 2 or word in STOPWORDS or word.isdigit():
             continue
         stemmed = stem(word)
         weight = CONTEXT_WEIGHT if context else 1.0
+        base = _undone(stemmed)
+        if base:
+            # "unpin", "reassign": the thing undone or done again is there too.
+            said.append((base, IMPLIED_WEIGHT))
         first = not started
         started = True
-        following = split[position + 1] if position + 1 < len(split) else ""
-        if first and stemmed in LEADING and following in _DETERMINERS:
+        if (
+            first
+            and stemmed in LEADING
+            and following
+            and not _plural(word)
+            and (stemmed in ALWAYS_VERBS or not _plural(following))
+        ):
             intent, extras = LEADING[stemmed]
             intents.add(intent)
-            said.extend((extra, IMPLIED_WEIGHT) for extra in extras)
-            weight = LEADING_WEIGHT
-        elif stemmed in INTENTS and not clause and (first or not _inflected(word)):
-            # "texts we sent", "who is watching": a past or -ing form describes, it does not ask.
+            said.extend((extra, 1.0) for extra in extras)
+            leading_verbs.add(stemmed)
+            continue
+        if stemmed in INTENTS and not clause and not asks and not _plural(word) and (first or not _inflected(word)):
+            # "texts we sent", "who is watching", "audit of changes": past, -ing and -s forms describe.
             intents.add(INTENTS[stemmed])
+            main.add(stemmed)
+            # The intent weighs through the action of functions; as a word, a plain verb tells little.
+            weight *= VERB_WEIGHT
         elif _inflected(word) and not first:
-            weight = min(weight, LEADING_WEIGHT)
-        elif not context and stemmed not in INTENTS and word != stemmed and word.endswith("s"):
+            weight = min(weight, INFLECTED_WEIGHT)
+        elif not context and stemmed not in INTENTS and _plural(word):
             plural = True
         said.append((stemmed, weight))
     if question and not intents:
@@ -117,14 +173,37 @@ def parse_query(text: str) -> Query:
     if plural and intents <= {"read"}:
         # "read the messages of a channel": many things to read is a list.
         intents = {"list"}
-    return _query(said, intents)
+    return _query(said, intents, frozenset(leading_verbs), frozenset(main | leading_verbs))
+
+
+def _stop_doing(text: str) -> tuple[str, bool]:
+    """ "stop following someone" → "unfollow someone": stopping an activity is its undoing."""
+    changed = _STOP_DOING.sub(lambda match: f"un{match.group(1)} {match.group(1)}", text)
+    return changed, changed != text
+
+
+def _undone(stemmed: str) -> str:
+    """`unpin` → pin, `reassign` → assign, `reopen` → open: the verb under an un- or re- prefix, or ""."""
+    for prefix in ("un", "re"):
+        rest = stemmed[len(prefix) :]
+        if stemmed.startswith(prefix) and len(rest) >= 3 and (rest in VERBS or rest in INTENTS or rest in LEADING):
+            return rest
+    return ""
+
+
+def _verb_like(word: str) -> bool:
+    return stem(word) in VERBS or stem(word) in INTENTS
+
+
+def _plural(word: str) -> bool:
+    return word.endswith("s") and stem(word) != word and word not in STOPWORDS
 
 
 def _inflected(word: str) -> bool:
     return word in _IRREGULAR_PAST or word.endswith(("ed", "ing"))
 
 
-def _query(said: list[tuple[str, float]], intents: set[Intent]) -> Query:
+def _query(said: list[tuple[str, float]], intents: set[Intent], leading: frozenset[str], main: frozenset[str]) -> Query:
     weights: dict[str, float] = {}
     for stemmed, weight in said:
         weights[stemmed] = max(weight, weights.get(stemmed, 0.0))
@@ -152,6 +231,8 @@ def _query(said: list[tuple[str, float]], intents: set[Intent]) -> Query:
     return Query(
         concepts=tuple(concepts),
         intents=frozenset(intents),
-        verbs=frozenset(said_stems & (VERBS | set(INTENTS))),
+        verbs=frozenset((said_stems | leading) & (VERBS | set(INTENTS) | leading)),
+        leading=leading,
+        main_verbs=main,
         variants=variants,
     )

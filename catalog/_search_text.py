@@ -13,7 +13,8 @@ from typing import Final
 __all__ = ["STOPWORDS", "stem", "tokens", "words"]
 
 #: A word: camelCase splits (`pullRequest` → pull, Request; `PRs` stays one word), digits stand alone.
-_WORD: Final = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_WORD: Final = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_PROSE: Final = re.compile(r"[a-z]+|[0-9]+")
 _TAG: Final = re.compile(r"<[^>]{0,400}>")
 _ENTITY: Final = re.compile(r"&[a-z]+;|&#\d+;")
 _URL: Final = re.compile(r"https?://\S+")
@@ -24,8 +25,8 @@ _COMPOUND_WORDS: Final = {
     "repos": "repositories",
     "org": "organization",
     "orgs": "organizations",
-    "pr": "pull request",
-    "prs": "pull requests",
+    "pr": "pullrequest",
+    "prs": "pullrequest",
     "dms": "dm",
     "lookup": "search",
     "todos": "todo",
@@ -49,8 +50,10 @@ _COMPOUND_PAIRS: Final = {
     ("work", "logs"): "worklog",
     ("work", "flow"): "workflow",
     ("work", "flows"): "workflow",
-    ("sub", "task"): "subtask",
-    ("sub", "tasks"): "subtask",
+    ("pull", "request"): "pullrequest",
+    ("pull", "requests"): "pullrequest",
+    ("bug", "report"): "bug",
+    ("bug", "reports"): "bug",
     ("user", "name"): "username",
     ("user", "names"): "username",
     ("time", "sheet"): "timesheet",
@@ -61,14 +64,26 @@ _COMPOUND_PAIRS: Final = {
     ("look", "up"): "search",
     ("hang", "up"): "hangup",
     ("money", "back"): "refund",
+    ("return", "funds"): "refund",
+    ("return", "money"): "refund",
+    ("take", "money"): "charge",
+    ("throw", "away"): "delete",
+    ("throw", "out"): "remove",
+    ("get", "rid"): "delete",
+    ("take", "down"): "delete",
+    ("take", "payment"): "charge",
+    ("take", "payments"): "charge",
     ("direct", "message"): "dm",
     ("direct", "messages"): "dm",
-    ("merge", "request"): "pull request",
-    ("merge", "requests"): "pull request",
+    ("merge", "request"): "pullrequest",
+    ("merge", "requests"): "pullrequest",
 }
 _SINGLES: Final = {word: tuple(form.split()) for word, form in _COMPOUND_WORDS.items()}
 _PAIRS: Final = {pair: tuple(form.split()) for pair, form in _COMPOUND_PAIRS.items()}
 _PAIR_STARTS: Final = frozenset(first for first, _ in _COMPOUND_PAIRS)
+_PAIR_ENDS: Final = {
+    start: frozenset(second for first, second in _COMPOUND_PAIRS if first == start) for start in _PAIR_STARTS
+}
 
 STOPWORDS: Final = frozenset(
     """a an the of for to in on at by with from into onto and or is are was were be been being it its this that
@@ -90,6 +105,8 @@ _IRREGULAR: Final = {
     "wrote": "write",
     "written": "write",
     "bought": "buy",
+    "paid": "pay",
+    "said": "say",
     "people": "person",
     "children": "child",
     "indices": "index",
@@ -152,9 +169,18 @@ def words(text: str) -> list[str]:
         text = _ENTITY.sub(" ", text)
     if "://" in text:
         text = _URL.sub(" ", text)
-    split = " ".join(_WORD.findall(text)).lower().split()
+    if len(text) > 240:
+        # Prose: camelCase is rare there, and the simpler split is much faster on long text.
+        lowered = text.lower()
+        split = _PROSE.findall(lowered)
+    else:
+        lowered = " ".join(_WORD.findall(text)).lower()
+        split = lowered.split()
+    if "sub" in lowered:
+        split = [part for word in split for part in _sub_split(word)]
     present = set(split)
-    if present.isdisjoint(_SINGLES) and not any(first in present and second in present for first, second in _PAIRS):
+    starts = present & _PAIR_STARTS
+    if present.isdisjoint(_SINGLES) and not any(not _PAIR_ENDS[start].isdisjoint(present) for start in starts):
         return split
     found: list[str] = []
     position, count = 0, len(split)
@@ -175,9 +201,21 @@ def words(text: str) -> list[str]:
     return found
 
 
+#: Words that start with "sub" without being a sub-something.
+_NOT_SUB: Final = ("subscri", "subject", "submi", "subsequent", "substan", "substitut", "subsidi", "subtract", "subtl")
+
+
+@lru_cache(maxsize=4096)
+def _sub_split(word: str) -> tuple[str, ...]:
+    """`subaccount` → sub, account; `subtasks` → sub, tasks: a sub-thing is a thing."""
+    if len(word) >= 7 and word.startswith("sub") and not word.startswith(_NOT_SUB):
+        return ("sub", word[3:])
+    return (word,)
+
+
 def tokens(text: str) -> list[str]:
     """The stems of the words of `text`, stopwords, single letters and bare numbers dropped, in order."""
-    if len(text) <= 80:
+    if len(text) <= 240:
         return list(_short_tokens(text))
     return _tokens(text)
 

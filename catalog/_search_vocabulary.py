@@ -10,20 +10,21 @@ from typing import Final, Literal
 
 from catalog._search_text import stem, words
 
-__all__ = ["INTENTS", "LEADING", "QUESTION_WORDS", "VERBS", "Intent", "expand", "implied"]
+__all__ = ["ALWAYS_VERBS", "INTENTS", "LEADING", "QUESTION_WORDS", "VERBS", "Intent", "expand", "implied"]
 
 Intent = Literal["list", "read", "create", "update", "delete", "write"]
 
 #: Verbs that mean the same, or near enough, to someone looking for an API function.
 _VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("get", "fetch", "retrieve", "read", "show", "view", "see", "display", "look", "obtain", "describe", "inspect"),
-    ("list", "all", "browse", "enumerate", "every", "index"),
+    ("list", "all", "browse", "enumerate", "every", "index", "everything"),
     ("create", "make", "add", "new", "put", "post", "submit", "insert", "register", "establish", "generate", "build"),
-    ("update", "change", "edit", "modify", "patch", "alter", "adjust", "rename", "set", "replace"),
+    ("save", "store", "persist", "keep", "remember"),
+    ("update", "change", "edit", "modify", "patch", "alter", "adjust", "rename", "set", "replace", "fix", "correct"),
     ("delete", "remove", "destroy", "erase", "drop", "discard", "purge", "trash", "unregister", "wipe", "kick"),
     ("cancel", "void", "abort", "stop", "terminate", "halt", "revoke"),
     ("search", "find", "query", "locate", "filter", "seek"),
-    ("send", "deliver", "dispatch", "notify", "post", "text", "email"),
+    ("send", "deliver", "dispatch", "notify", "post", "text", "email", "say"),
     ("upload", "attach", "attachment"),
     ("download", "export", "content"),
     ("copy", "duplicate", "clone", "fork"),
@@ -34,23 +35,27 @@ _VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("close", "resolve", "complete", "finish", "done", "end", "fixed"),
     ("merge", "combine", "squash", "land"),
     ("follow", "watch", "subscribe", "star", "follower", "watcher", "subscriber"),
-    ("unfollow", "unwatch", "unsubscribe", "unstar"),
-    ("assign", "allocate", "give", "grant", "assignee", "responsible"),
+    ("unfollow", "unwatch", "unsubscribe", "unstar", "unlisten", "unreceiv", "untrack"),
+    ("assign", "allocate", "give", "grant", "assignee", "responsible", "hand", "delegate"),
     ("unassign", "deallocate"),
     ("ban", "block", "mute"),
     ("unban", "unblock", "unmute", "lift"),
-    ("start", "begin", "launch", "trigger", "run", "execute", "initiate", "dispatch"),
+    ("start", "begin", "launch", "trigger", "run", "execute", "initiate", "dispatch", "invoke", "invocation"),
+    ("suspend", "pause", "deactivate", "disable"),
+    ("raise", "increase", "bump", "escalate"),
     ("count", "total", "many", "tally"),
     ("pay", "charge", "payment", "bill", "take"),
     ("buy", "purchase", "acquire", "provision"),
     ("refund", "reimburse", "reimbursement", "chargeback", "reverse", "reversal"),
-    ("invite", "invitation"),
+    ("invite", "invitation", "join"),
     ("archive", "shelve"),
-    ("lock", "freeze"),
+    ("lock", "freeze", "prevent"),
     ("unlock", "unfreeze"),
     ("verify", "validate", "check", "test", "verification", "validation"),
     ("snooze", "postpone", "defer", "delay", "silence"),
-    ("acknowledge", "ack"),
+    ("acknowledge", "ack", "claim"),
+    ("override", "swap", "cover"),
+    ("contact", "reach"),
     ("reply", "respond", "answer", "response"),
     ("hangup", "end", "terminate", "disconnect"),
     ("publish", "release", "ship"),
@@ -69,17 +74,17 @@ _VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
 
 #: Nouns that name the same thing.
 _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
-    ("pull", "pr"),
+    ("pullrequest", "pull"),
     ("repository", "repo", "codebase"),
     ("issue", "ticket", "bug", "defect"),
     ("invoice", "bill"),
     ("customer", "client", "buyer", "shopper", "purchaser", "payer"),
-    ("user", "member", "account", "person", "people", "profile", "individual", "employee", "teammate", "who"),
+    ("user", "member", "account", "person", "people", "profile", "individual", "employee", "teammate"),
     ("me", "myself", "self", "current", "authenticated", "viewer", "whoami", "my", "mine", "own"),
-    ("message", "chat", "text", "sms", "mms", "dm", "post"),
+    ("message", "chat", "text", "sms", "mms", "dm", "post", "say"),
     ("file", "upload", "attachment", "document", "doc", "content", "blob"),
     ("folder", "directory", "dir"),
-    ("comment", "note", "reply", "remark", "annotation"),
+    ("comment", "note", "reply", "remark", "annotation", "annotate"),
     ("team", "group", "squad"),
     ("organization", "org", "company", "enterprise", "workspace"),
     ("guild", "server", "community"),
@@ -92,12 +97,12 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("secret", "credential", "password"),
     ("token", "key", "credential", "apikey"),
     ("subscription", "recurring", "plan", "monthly"),
-    ("product", "item", "good", "sku", "merchandise"),
+    ("product", "item", "good", "sku", "merchandise", "sell", "sale"),
     ("price", "pricing", "cost", "rate", "fee"),
-    ("coupon", "discount", "promo", "promotion", "voucher"),
+    ("coupon", "discount", "promo", "promotion", "voucher", "percent", "percentage"),
     ("schedule", "rotation", "roster", "shift", "calendar"),
-    ("incident", "outage", "alert", "problem", "emergency", "broken"),
-    ("call", "phone", "dial", "ring"),
+    ("incident", "outage", "alert", "problem", "emergency", "broken", "alarm"),
+    ("call", "dial", "ring"),
     ("number", "phone"),
     ("task", "todo", "assignment", "chore"),
     ("project", "board"),
@@ -108,19 +113,26 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("worklog", "timesheet", "hours", "logged", "time"),
     ("transition", "status", "state", "move"),
     ("event", "activity", "happening"),
-    ("history", "changelog", "log", "audit", "trail", "timeline"),
+    ("history", "changelog", "log", "audit", "trail", "timeline", "happen"),
+    ("vote", "upvote", "like"),
+    ("sub", "child", "nested"),
+    ("goal", "objective", "okr", "target"),
+    ("link", "relate", "relation", "relationship", "associate", "connect"),
+    ("type", "kind"),
+    ("site", "website", "webpage", "homepage"),
     ("setting", "config", "configuration", "preference", "option"),
     ("avatar", "picture", "photo", "image", "icon"),
     ("media", "image", "picture", "photo", "video", "mms"),
     ("thumbnail", "preview"),
-    ("share", "link", "shared"),
+    ("view", "visit", "visitor", "traffic", "pageview"),
+    ("share", "link", "shared", "public"),
     ("trash", "deleted", "bin", "recycle"),
     ("notification", "alert", "notify", "notified"),
     ("gist", "snippet", "paste"),
     ("email", "mail", "address"),
     ("balance", "funds", "money", "credit"),
     ("payout", "withdraw", "withdrawal", "cashout"),
-    ("dispute", "chargeback", "evidence"),
+    ("dispute", "chargeback", "evidence", "contest", "contested"),
     ("card", "credit"),
     ("signup", "register", "onboard"),
     ("oncall", "duty", "pager"),
@@ -135,7 +147,7 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("recording", "audio"),
     ("thread", "discussion"),
     ("meeting", "conference"),
-    ("participant", "attendee", "caller"),
+    ("participant", "attendee", "caller", "people"),
     ("queue", "waiting"),
     ("dependency", "blocker", "prerequisite"),
     ("weekly", "week"),
@@ -145,22 +157,27 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
 
 #: Query words that say what the caller wants to do, and the intent they signal.
 _INTENT_WORDS: Final[dict[Intent, tuple[str, ...]]] = {
-    "list": ("list", "all", "browse", "enumerate", "every"),
+    "list": ("list", "all", "browse", "enumerate", "every", "everything", "history"),
     "read": ("get", "fetch", "retrieve", "read", "show", "view", "see", "display", "look", "inspect", "download"),
     "create": (
         "create", "add", "make", "new", "submit", "register", "insert", "generate", "establish", "write", "buy",
-        "purchase", "publish", "upload", "put",
+        "purchase", "publish", "upload", "put", "save", "store", "persist", "give", "grant",
     ),
     "update": (
         "update", "change", "edit", "modify", "patch", "set", "rename", "alter", "adjust", "replace", "close",
-        "resolve", "complete", "finish", "mark", "reopen", "archive", "acknowledge", "ack", "move",
+        "resolve", "complete", "finish", "mark", "reopen", "archive", "acknowledge", "ack", "move", "enable",
+        "disable", "suspend", "pause", "deactivate", "activate", "lower", "increase", "decrease", "bump", "reassign",
+        "fix", "correct", "claim",
     ),
-    "delete": ("delete", "remove", "destroy", "erase", "discard", "purge", "unregister", "wipe", "kick"),
+    "delete": (
+        "delete", "remove", "destroy", "erase", "discard", "purge", "unregister", "wipe", "kick", "unpin", "unstar",
+        "unfollow", "unwatch", "unsubscribe", "unassign", "unlink", "unban",
+    ),
     "write": (
-        "assign", "unassign", "merge", "approve", "reject", "cancel", "lock", "unlock", "star", "unstar", "follow",
-        "unfollow", "invite", "ban", "unban", "snooze", "pin", "unpin", "react", "transfer", "copy", "duplicate",
-        "restore", "send", "trigger", "run", "rerun", "execute", "start", "stop", "enable", "disable", "subscribe",
-        "unsubscribe", "verify", "dismiss", "request", "pay", "charge", "refund", "capture", "void", "finalize",
+        "assign", "merge", "approve", "reject", "cancel", "lock", "unlock", "star", "follow", "invite", "ban",
+        "snooze", "pin", "react", "transfer", "copy", "duplicate", "restore", "send", "trigger", "run", "rerun",
+        "execute", "invoke", "start", "stop", "subscribe", "verify", "dismiss", "request", "pay", "charge",
+        "refund", "capture", "void", "finalize",
         "attach", "detach", "share", "watch", "vote", "link", "fork", "sync", "test", "revoke", "accept", "decline",
     ),
 }  # fmt: skip
@@ -176,6 +193,7 @@ _LEADING: Final[dict[str, tuple[Intent, tuple[str, ...]]]] = {
     "start": ("create", ()),
     "post": ("create", ()),
     "text": ("create", ("message",)),
+    "say": ("create", ("message",)),
     "sms": ("create", ("message",)),
     "message": ("create", ("message",)),
     "email": ("create", ("email",)),
@@ -199,12 +217,14 @@ _LEADING: Final[dict[str, tuple[Intent, tuple[str, ...]]]] = {
     "run": ("write", ()),
 }
 
+#: Leading words that are verbs whatever follows ("record hours", "log time"); others are verbs only when no
+#: plural follows ("open incidents" lists them).
+ALWAYS_VERBS: Final = frozenset({"log", "record", "dial", "ring", "land", "trigger", "book", "fork", "invit"})
+
 #: Words that bring others along wherever they are in a query.
 _IMPLIES: Final[dict[str, tuple[str, ...]]] = {
     "who": ("user",),
     "whom": ("user",),
-    "subaccount": ("account",),
-    "subaccounts": ("account",),
 }
 
 #: Question words: a query that asks one wants to read.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from datetime import date, datetime, time
@@ -23,12 +24,10 @@ from decimal import Decimal
 from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import unquote
 
-import anyio
-
+from catalog._asgi import asgi_get
 from catalog._bundle import Bundler
-from catalog._parse import FETCH_TIMEOUT, MAX_BYTES, RefScan, parse_text, read_uri
+from catalog._parse import RefScan, parse_text, read_uri
 from catalog._pointer import MISSING, join_pointer, lookup, split_fragment
 from catalog.errors import DocumentError
 
@@ -105,7 +104,7 @@ def load_document(
     if isinstance(source, bytes | bytearray):
         return _load_text(bytes(source), location or "<bytes>", _base(location))
     if isinstance(source, str):
-        if source.lstrip().startswith("{") or "\n" in source:
+        if source.lstrip(" \t\r\n\ufeff").startswith("{") or "\n" in source:
             return _load_text(source, location or "<string>", _base(location))
         if source.startswith(("http://", "https://")):
             return _load_text(read_uri(source), location or source, source)
@@ -113,7 +112,12 @@ def load_document(
     if isinstance(source, os.PathLike):
         return _load_path(Path(source), location)
     if callable(getattr(source, "openapi", None)):
-        return load_document(source.openapi(), location=location or "<app>")
+        tree = source.openapi()
+        if not isinstance(tree, Mapping):
+            raise DocumentError(
+                f"the app's openapi() returned a {type(tree).__name__}, not a mapping", location=location or "<app>"
+            )
+        return _load_tree(tree, location or "<app>", _base(location), owned=False, scan=None)
     raise TypeError(  # pragma: no cover - the signature rules it out
         f"cannot load a document from {type(source).__name__!r}: pass a path, URL, text, bytes, a mapping or an "
         "app with openapi(); for another ASGI app use `await load_app_document(app)`"
@@ -128,7 +132,7 @@ async def load_app_document(app: ASGIApp | OpenAPIApp, *, path: str = "/openapi.
     """
     if callable(getattr(app, "openapi", None)):
         return load_document(app, location="<app>")  # type: ignore[arg-type]
-    status, body = await _asgi_get(app, path)
+    status, body = await asgi_get(app, path)
     if status != 200:
         raise DocumentError(
             f"GET {path} on the app answered HTTP {status}, not 200; pass path= the route that serves its "
@@ -188,16 +192,21 @@ def _load_tree(tree: Any, location: str, base: str, *, owned: bool, scan: RefSca
     openapi, minor = _check_version(tree, location, warnings)
     if scan is None:
         tree, scan, owned = _adopt(tree, location)
-    if _needs_bundling(tree, scan):
-        if not owned:
-            tree, owned = _jsonify(tree, location), True
-        Bundler(
-            tree,
-            root_uri=base,
-            schema_ids=minor >= 1,
-            warn=lambda pointer, message: warnings.append(DocumentWarning(pointer=pointer, message=message)),
-        ).bundle()
-    data = _check_structure(dict(tree) if not owned else tree, openapi, warnings)
+    try:
+        if _needs_bundling(tree, scan):
+            if not owned:
+                tree, owned = _jsonify(tree, location), True
+            Bundler(
+                tree,
+                root_uri=base,
+                schema_ids=minor >= 1,
+                warn=lambda pointer, message: warnings.append(DocumentWarning(pointer=pointer, message=message)),
+            ).bundle()
+        data = _check_structure(dict(tree) if not owned else tree, openapi, warnings)
+    except RecursionError:
+        raise DocumentError(
+            f"{location} is nested too deeply to read (over ~{sys.getrecursionlimit() // 2} levels)", location=location
+        ) from None
     return Document(data=data, openapi=openapi, location=location, warnings=tuple(dict.fromkeys(warnings)))
 
 
@@ -352,7 +361,7 @@ def _json_key(key: Any) -> str:
         return {True: "true", False: "false", None: "null"}[key]
     if isinstance(key, datetime | date | time):
         return key.isoformat()
-    return str(key)
+    return str(key.value if isinstance(key, Enum) else key)
 
 
 # -- structure -------------------------------------------------------------------------------------------------
@@ -428,62 +437,3 @@ def _inline_local(data: dict[str, Any], value: Any) -> Any:
             return value  # already reported by the bundler
         value = {**target, **{k: v for k, v in value.items() if k != "$ref"}}
     return value
-
-
-# -- ASGI ------------------------------------------------------------------------------------------------------
-
-
-async def _asgi_get(app: Any, path: str) -> tuple[int, bytes]:
-    """Send `GET path` to an ASGI app in-process; the status and the body (capped at MAX_BYTES)."""
-    raw_path, _, query = path.partition("?")
-    scope: dict[str, Any] = {
-        "type": "http",
-        "asgi": {"version": "3.0", "spec_version": "2.3"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": unquote(raw_path),
-        "raw_path": raw_path.encode(),
-        "query_string": query.encode(),
-        "root_path": "",
-        "headers": [(b"host", b"localhost"), (b"accept", b"application/json, application/yaml;q=0.9, */*;q=0.5")],
-        "client": ("127.0.0.1", 0),
-        "server": ("localhost", 80),
-        "state": {},
-    }
-    status = 0
-    chunks: list[bytes] = []
-    size = 0
-    requested = False
-    finished = anyio.Event()
-
-    async def receive() -> _Message:
-        nonlocal requested
-        if not requested:
-            requested = True
-            return {"type": "http.request", "body": b"", "more_body": False}
-        await finished.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: _Message) -> None:
-        nonlocal status, size
-        if message["type"] == "http.response.start":
-            status = int(message["status"])
-        elif message["type"] == "http.response.body":
-            body = bytes(message.get("body", b""))
-            size += len(body)
-            if size <= MAX_BYTES:
-                chunks.append(body)
-            if not message.get("more_body", False):
-                finished.set()
-
-    try:
-        with anyio.fail_after(FETCH_TIMEOUT):
-            await app(scope, receive, send)
-    except TimeoutError:
-        raise DocumentError(
-            f"GET {path} on the app did not finish within {FETCH_TIMEOUT:.0f} s", location="<app>"
-        ) from None
-    if size > MAX_BYTES:
-        raise DocumentError(f"GET {path} on the app answered more than {MAX_BYTES} bytes", location="<app>")
-    return status, b"".join(chunks)

@@ -9,16 +9,17 @@ equal scores are ordered by function name.
 from __future__ import annotations
 
 import difflib
+import heapq
 import math
 import threading
 import weakref
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from catalog._search_query import Query, parse_query
-from catalog._search_text import tokens
+from catalog._search_text import stem, tokens
 from catalog._search_vocabulary import VERBS, Intent
 from catalog.errors import UnknownNameError
 from catalog.model import Catalog, Function, Module
@@ -49,12 +50,19 @@ _FIELDS: Final[dict[str, _Field]] = {
 }
 _K1: Final = 1.2
 #: How much of a function's score depends on the share of its name (and, half as much, summary) the query covers.
-_COVERAGE: Final = 0.5
+_COVERAGE: Final = 0.65
 #: Factor for a function whose leading verb the query says (`merge` for pulls.merge); half of it for a synonym.
 _LEADING_VERB: Final = 1.2
+#: Factor for a function whose module names the thing the query says (`issues.*` for "create a ticket").
+_RESOURCE: Final = 1.15
+#: Added to the idf of a function's name and summary words when weighing how much of them a query covers.
+_CORE_IDF_FLOOR: Final = 0.5
 #: Factor for reads when the query has no verb at all ("customer details").
 _READ_BY_DEFAULT: Final = 1.15
-_DESCRIPTION_CHARS: Final = 600
+_DESCRIPTION_CHARS: Final = 400
+#: The term frequency at which a function counts fully in a word's document frequency (a summary mention).
+_SOFT_DF: Final = 3.0
+_ACTIONS: Final[tuple[Intent, ...]] = ("list", "read", "create", "update", "delete", "write")
 _HTTP_METHODS: Final = frozenset({"get", "post", "put", "patch", "delete", "head", "options"})
 _CREATE_VERBS: Final = frozenset({"creat", "add", "new", "insert", "register", "post"})
 _UPDATE_VERBS: Final = frozenset({"updat", "edit", "modify", "set", "chang", "renam", "replac", "put", "patch"})
@@ -97,20 +105,29 @@ class _Index:
             for name in _FIELDS
         }
         self.postings: dict[str, dict[int, float]] = defaultdict(dict)
+        spread: dict[str, float] = defaultdict(float)
         for position, fields in enumerate(fields_by_function):
+            weighted: dict[str, float] = {}
             for name, spec in _FIELDS.items():
                 found = fields[name]
-                if not found:
-                    continue
-                norm = spec.weight / (1.0 - spec.b + spec.b * len(found) / average[name])
-                for word, frequency in Counter(found).items():
-                    postings = self.postings[word]
-                    postings[position] = postings.get(position, 0.0) + norm * frequency
+                if found:
+                    norm = spec.weight / (1.0 - spec.b + spec.b * len(found) / average[name])
+                    for word in found:
+                        weighted[word] = weighted.get(word, 0.0) + norm
+            for word, frequency in weighted.items():
+                self.postings[word][position] = frequency
+                spread[word] += min(1.0, frequency / _SOFT_DF)
         self.count = count
-        self.idf = {word: _idf(len(postings), count) for word, postings in self.postings.items()}
-        #: The words that say what each function is: name and module fully, summary half.
-        self.core: tuple[dict[str, float], ...] = tuple(_core(fields) for fields in fields_by_function)
+        self.idf = {word: _idf(frequency, count) for word, frequency in spread.items()}
+        #: The words that say what each function is (name and module fully, summary half), weighted by idf.
+        self.core: tuple[tuple[tuple[tuple[str, float], ...], float], ...] = tuple(
+            self._core(fields) for fields in fields_by_function
+        )
         self.leading: tuple[str, ...] = tuple(_leading_verb(fields["own_name"]) for fields in fields_by_function)
+        #: The thing each function's module is about: the last word of its name (`issue_comments` → comment).
+        self.resources: tuple[str, ...] = tuple(
+            fields["module"][-1] if fields["module"] else "" for fields in fields_by_function
+        )
         self.actions: tuple[Intent, ...] = tuple(
             _action(function, leading) for function, leading in zip(self.functions, self.leading, strict=True)
         )
@@ -119,46 +136,91 @@ class _Index:
             frozenset(tokens(module.name) + tokens(_first_sentence(module.description))) for module in catalog.modules
         )
 
-    def score(self, query: Query, module: str | None) -> list[tuple[Function, float]]:
+    def _core(self, fields: dict[str, list[str]]) -> tuple[tuple[tuple[str, float], ...], float]:
+        shares = dict.fromkeys(fields["summary"], 0.5)
+        shares.update(dict.fromkeys(fields["own_name"] + fields["module"], 1.0))
+        # Even a word every function has ("account" in Twilio's) says what a function is, a little.
+        weighted = tuple(
+            (word, share * (self.idf[word] + _CORE_IDF_FLOOR)) for word, share in shares.items() if word in self.idf
+        )
+        return weighted, sum(weight for _, weight in weighted)
+
+    def score(self, query: Query, module: str | None, limit: int | None) -> list[tuple[Function, float]]:
+        """The best `limit` functions for `query` (all when None) with their scores, best first, ties by name."""
         totals: dict[int, float] = defaultdict(float)
         matched: dict[int, float] = defaultdict(float)
+        # Concepts no function has cannot tell functions apart: they do not count against coverage.
+        said = 0.0
         for concept in query.concepts:
             best: dict[int, float] = {}
+            strongest: dict[int, float] = {}
             for word, weight in concept.variants.items():
                 for position, frequency in self.postings.get(word, {}).items():
                     value = weight * frequency / (_K1 + frequency)
                     if value > best.get(position, 0.0):
                         best[position] = value
-            idf = concept.weight * _idf(len(best), self.count)
+                    if frequency > strongest.get(position, 0.0):
+                        strongest[position] = frequency
+            # A word in every path ("accounts" in Twilio's) tells functions apart by where else it is: the
+            # document frequency counts a function fully only where the word weighs like a summary word.
+            frequency = sum(min(1.0, value / _SOFT_DF) for value in strongest.values())
+            if not frequency:
+                continue
+            idf = concept.weight * _idf(frequency, self.count)
+            if not any(word in self.postings for word, weight in concept.variants.items() if weight >= 1.0):
+                # The query's word is not this API's ("ticket" where the API says "issue"): its synonyms are the
+                # words for it here, as good as said.
+                idf /= max(weight for weight in concept.variants.values() if weight < 1.0)
+            said += concept.weight
             for position, value in best.items():
                 totals[position] += idf * value
                 matched[position] += concept.weight
-        said = sum(concept.weight for concept in query.concepts)
+        if query.intents:
+            fit = {action: max(_INTENT_FIT[intent][action] for intent in query.intents) for action in _ACTIONS}
+        elif not query.verbs:
+            fit = {action: _READ_BY_DEFAULT if action in ("list", "read") else 1.0 for action in _ACTIONS}
+        else:
+            fit = dict.fromkeys(_ACTIONS, 1.0)
         stems = query.stems
-        ranked: list[tuple[Function, float]] = []
-        for position, total in totals.items():
-            function = self.functions[position]
-            if module is not None and function.module != module:
-                continue
-            score = total * math.sqrt(matched[position] / said)
-            core = self.core[position]
-            if core:
-                covered = sum(self.idf[word] * share * query.variants.get(word, 0.0) for word, share in core.items())
-                whole = sum(self.idf[word] * share for word, share in core.items()) or 1.0
+        variants = query.variants
+        candidates = sorted(
+            (total * math.sqrt(matched[position] / said), position)
+            for position, total in totals.items()
+            if module is None or self.functions[position].module == module
+        )
+        # Adjustments never raise a score by more than this, so once the best possible of the rest is below the
+        # `limit`-th score so far, the ranking is settled.
+        ceiling = max(fit.values()) * _LEADING_VERB * _RESOURCE
+        ranked: list[tuple[float, str, int]] = []
+        kept: list[float] = []
+        while candidates:
+            base, position = candidates.pop()
+            if limit is not None and len(kept) >= limit and base * ceiling < kept[0]:
+                break
+            score = base * fit[self.actions[position]]
+            core, whole = self.core[position]
+            if whole:
+                covered = sum(share * variants.get(word, 0.0) for word, share in core)
                 score *= 1.0 - _COVERAGE + _COVERAGE * covered / whole
-            action = self.actions[position]
-            if query.intents:
-                score *= max(_INTENT_FIT[intent][action] for intent in query.intents)
-            elif not query.verbs and action in ("list", "read"):
-                score *= _READ_BY_DEFAULT
             leading = self.leading[position]
-            if leading in stems:
+            if leading in query.main_verbs:
                 score *= _LEADING_VERB
-            elif leading in query.variants:
+            elif leading in variants:
                 score *= 1.0 + (_LEADING_VERB - 1.0) / 2
-            ranked.append((function, score))
-        ranked.sort(key=lambda hit: (-round(hit[1], 9), hit[0].name))
-        return ranked
+            resource = self.resources[position]
+            if resource in stems:
+                score *= _RESOURCE
+            elif resource in variants:
+                score *= 1.0 + (_RESOURCE - 1.0) / 2
+            score = round(score, 9)
+            ranked.append((-score, self.functions[position].name, position))
+            if limit is not None:
+                if len(kept) < limit:
+                    heapq.heappush(kept, score)
+                elif score > kept[0]:
+                    heapq.heapreplace(kept, score)
+        ranked.sort()
+        return [(self.functions[position], -score) for score, _, position in ranked[:limit]]
 
 
 class SearchIndex:
@@ -191,11 +253,11 @@ class SearchIndex:
 
     def scored(self, query: str, *, module: str | None = None) -> list[tuple[Function, float]]:
         """Every function matching `query` (within `module` when given) with its score, best first, ties by name."""
-        return self._built().score(parse_query(query), module)
+        return self._built().score(parse_query(query), module, None)
 
     def rank(self, query: str, *, module: str | None = None, limit: int = 10) -> tuple[Function, ...]:
         """The `limit` functions that best match `query`, best first."""
-        return tuple(function for function, _ in self.scored(query, module=module)[:limit])
+        return tuple(function for function, _ in self._built().score(parse_query(query), module, limit))
 
     def closest_modules(self, query: str, *, limit: int = 5) -> tuple[Module, ...]:
         """Modules whose names or descriptions share words with `query`; else similar names; else the largest."""
@@ -286,14 +348,8 @@ def _no_hits(index: SearchIndex, query: str, module: str | None) -> SearchResult
     return SearchResult(modules=closest, text="\n".join(lines))
 
 
-def _idf(frequency: int, count: int) -> float:
+def _idf(frequency: float, count: int) -> float:
     return math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
-
-
-def _core(fields: dict[str, list[str]]) -> dict[str, float]:
-    core = dict.fromkeys(fields["summary"], 0.5)
-    core.update(dict.fromkeys(fields["own_name"] + fields["module"], 1.0))
-    return core
 
 
 def _leading_verb(name_words: list[str]) -> str:
@@ -327,22 +383,30 @@ def _action(function: Function, leading: str) -> Intent:
     if function.method == "POST":
         if not segments or segments[-1].startswith("{"):
             return "update"
+        if any(segment.startswith("{") for segment in segments) and stem(segments[-1].lower()) in VERBS:
+            # `POST /invoices/{invoice}/pay`: an action on one thing, not a new member of a collection.
+            return "write"
         return "create"
     if function.method in ("PUT", "PATCH"):
         return "update"
     return "write"
 
 
-def _derived_verbs(function: Function, action: Intent) -> list[str]:
-    """The verb for a name made of the HTTP method and the path (`post_customers` → create), else nothing.
+def _with_verb(function: Function, name: list[str]) -> list[str]:
+    """The words of a function name, with a verb in place of a leading `post`, `put` or `patch`.
 
-    Such a name's method word says nothing of the action, so the verb replaces it.
+    Names made of the method and the path (`post_customers`, `get_customers`) say little of the action: a write
+    method becomes the verb its method and path imply, and `get` of a collection gains `list`.
     """
-    first = function.function_name.split("_", 1)[0]
-    if first not in _HTTP_METHODS or "_" not in function.function_name:
-        return []
-    verb = {"list": "list", "read": "get", "create": "creat", "update": "updat", "delete": "delet"}.get(action)
-    return [verb] if verb else []
+    if len(name) < 2 or name[0] not in _HTTP_METHODS:
+        return name
+    action = _action(function, "")
+    if name[0] == "get":
+        return [*name, "list"] if action == "list" else name
+    if name[0] in ("post", "put", "patch"):
+        verb = {"create": "creat", "update": "updat", "delete": "delet"}.get(action)
+        return [verb, *name[1:]] if verb else name[1:]
+    return name
 
 
 def _fields(catalog: Catalog, functions: Sequence[Function]) -> list[dict[str, list[str]]]:
@@ -357,19 +421,17 @@ def _fields(catalog: Catalog, functions: Sequence[Function]) -> list[dict[str, l
     module_context = {module.name: tokens(_first_sentence(module.description)) for module in catalog.modules}
     found: list[dict[str, list[str]]] = []
     for function in functions:
-        own_name = tokens(function.function_name)
+        own_name = _with_verb(function, tokens(function.function_name))
         names = list(dict.fromkeys([*uses.get(function.name, ()), *_named(function.returns, function.body_term)]))
-        action = _action(function, _leading_verb(own_name))
-        derived = _derived_verbs(function, action)
         found.append(
             {
-                "own_name": own_name[1:] + derived if derived else own_name,
-                "name": own_name[1:] + derived if derived else own_name,
+                "own_name": own_name,
+                "name": own_name,
                 "module": tokens(function.module),
                 "summary": [] if _is_route(function.summary, function) else tokens(function.summary),
                 "path": tokens(function.path),
-                "args": _flatten(tokens(arg.name) for arg in function.args)
-                + _flatten(tokens(arg.description[:200]) for arg in function.args if arg.location == "path"),
+                "args": tokens(" ".join(arg.name for arg in function.args))
+                + tokens(" ".join(arg.description[:200] for arg in function.args if arg.location == "path")),
                 "terms": _flatten(term_words.get(name, tokens(name)) for name in names),
                 "description": tokens(function.description[:_DESCRIPTION_CHARS]),
                 "context": module_context.get(function.module, [])

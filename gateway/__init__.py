@@ -1,5 +1,42 @@
-"""Serve a catalog as one MCP server with a small, fixed tool set, dispatching calls to the REST API."""
+"""Serve a catalog as one MCP server with a small, fixed tool set, dispatching calls to the REST API.
+
+Mount it next to a FastAPI or Starlette app in three lines::
+
+    from gateway import Gateway
+
+    gateway = Gateway(app=app, whoami="users.get_current_user")
+    gateway.mount(app, "/mcp")
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from gateway.app import Gateway
+from gateway.credentials import AuthFunc, bearer_passthrough, bearer_to_headers
+from gateway.errors import ArgumentError, ConfigError, CredentialError, GatewayError, RestError, ToolError
+from gateway.server import McpEndpoint
+from gateway.stdio import run_stdio
+from gateway.streamable_http import StreamableHttpApp, TransportSecurity
+from gateway.tooling import EmbeddedResource, ImageContent, RequestInfo, TextContent, ToolResult, ToolSpec
+
+__all__ = [
+    "ArgumentError",
+    "AuthFunc",
+    "ConfigError",
+    "CredentialError",
+    "EmbeddedResource",
+    "Gateway",
+    "GatewayError",
+    "ImageContent",
+    "McpEndpoint",
+    "RequestInfo",
+    "RestError",
+    "StreamableHttpApp",
+    "TextContent",
+    "ToolError",
+    "ToolResult",
+    "ToolSpec",
+    "TransportSecurity",
+    "bearer_passthrough",
+    "bearer_to_headers",
+    "run_stdio",
+]

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import http.server
 import json
+import os
 import re
 import threading
 from collections.abc import Iterator
 from datetime import date
+from decimal import Decimal
+from enum import Enum
 from functools import partial
 from pathlib import Path
 from textwrap import dedent
@@ -23,7 +26,7 @@ from starlette.routing import Route
 from catalog.errors import DocumentError
 from catalog.loading import Document, load_app_document, load_document
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "specs"
+CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus" / "specs"))
 DO_MULTIFILE = CORPUS / "digitalocean-public-v2.multifile" / "specification" / "DigitalOcean-public.v2.yaml"
 DO_BUNDLED = CORPUS / "digitalocean-public-v2.bundled.yaml"
 SWAGGER_2 = {"oai-uber-swagger2.json", "slack-web-swagger2.json"}
@@ -128,6 +131,17 @@ def test_a_mapping_with_int_keys_and_dates_becomes_json_compatible_without_touch
     assert 200 in source["paths"]["/a"]["get"]["responses"]
 
 
+def test_a_mapping_with_python_values_is_converted_and_one_json_cannot_hold_is_refused() -> None:
+    class Color(Enum):
+        RED = "red"
+
+    source: dict[str, Any] = {"openapi": "3.0.0", "x-values": (Decimal("1.5"), Decimal(2), Color.RED, True)}
+    assert load_document(source).data["x-values"] == [1.5, 2, "red", True]
+    with pytest.raises(DocumentError, match="is a set, which JSON cannot hold") as caught:
+        load_document({"openapi": "3.0.0", "x-tags": {"a": {1, 2}}})
+    assert caught.value.pointer == "#/x-tags/a"
+
+
 def test_a_mapping_path_item_ref_is_inlined_in_a_copy_not_in_the_callers_mapping() -> None:
     item = {"get": {"responses": {"200": {"description": "ok"}}}}
     source: dict[str, Any] = {
@@ -213,14 +227,18 @@ def test_a_url_document_and_its_relative_refs_are_fetched(tmp_path: Path, served
                     get:
                       responses:
                         '200': {$ref: 'common/ok.yaml'}
+                        '201': {$ref: 'file:///etc/hostname'}
             """,
             "v1/common/ok.yaml": "description: fine\n",
         },
     )
     document = load_document(f"{served}/v1/api.yaml")
     assert document.location == f"{served}/v1/api.yaml"
-    assert document.data["paths"]["/a"]["get"]["responses"]["200"] == {"$ref": "#/components/responses/ok"}
+    responses = document.data["paths"]["/a"]["get"]["responses"]
+    assert responses["200"] == {"$ref": "#/components/responses/ok"}
     assert document.data["components"]["responses"]["ok"] == {"description": "fine"}
+    assert responses["201"] == {"$ref": "file:///etc/hostname"}
+    assert "would read a local file" in messages(document)
 
 
 def test_a_url_that_answers_404_is_refused_with_the_status(served: str) -> None:
@@ -278,6 +296,15 @@ def test_yaml_aliases_that_expand_without_bound_are_refused() -> None:
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 8)]
     with pytest.raises(DocumentError, match=r"aliases .* expand to more than"):
         load_document("\n".join(lines) + "\n")
+
+
+def test_a_document_nested_beyond_reason_or_containing_itself_is_refused_not_crashed() -> None:
+    with pytest.raises(DocumentError, match="nested too deeply"):
+        load_document('{"openapi": "3.0.0", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    looped: dict[str, Any] = {"openapi": "3.0.0"}
+    looped["x-self"] = looped
+    with pytest.raises(DocumentError, match="nested too deeply or contains itself"):
+        load_document(looped)
 
 
 @pytest.mark.parametrize(
@@ -569,6 +596,27 @@ def test_discriminator_mappings_to_files_become_component_refs(tmp_path: Path) -
     }
 
 
+def test_json_documents_find_escaped_external_refs_and_report_refs_that_are_no_strings(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        {
+            "api.json": """
+                {"openapi": "3.0.0", "info": {"title": "T", "version": "1"},
+                 "components": {"schemas": {
+                    "A": {"$ref": "defs.json#\\/defs\\/a"},
+                    "B": {"$ref": null},
+                    "C": {"properties": {"$ref": {"type": "string"}}}}}}
+            """,
+            "defs.json": '{"defs": {"a": {"type": "integer"}}}',
+        },
+    )
+    document = load_document(path)
+    schemas = document.data["components"]["schemas"]
+    assert schemas["A"] == {"type": "integer"}
+    assert schemas["C"] == {"properties": {"$ref": {"type": "string"}}}
+    assert [w.pointer for w in document.warnings] == ["#/components/schemas/B", "#/paths"]
+
+
 def test_a_markdown_description_ref_is_inlined_as_text(tmp_path: Path) -> None:
     path = write(
         tmp_path,
@@ -578,6 +626,13 @@ def test_a_markdown_description_ref_is_inlined_as_text(tmp_path: Path) -> None:
         },
     )
     assert load_document(path).data["info"]["description"] == "# Welcome\n"
+
+
+def test_text_without_a_location_cannot_read_local_files_through_refs() -> None:
+    text = MINIMAL.replace("paths: {}", "x-secret: {$ref: 'file:///etc/hostname'}")
+    document = load_document(text)
+    assert document.data["x-secret"] == {"$ref": "file:///etc/hostname"}
+    assert [w.pointer for w in document.warnings if "would read a local file" in w.message] == ["#/x-secret"]
 
 
 def test_relative_refs_in_text_without_location_are_warned_and_resolve_with_location(tmp_path: Path) -> None:

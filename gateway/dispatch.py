@@ -1,0 +1,308 @@
+"""Turn a function call into the REST request and send it: in-process to an ASGI app, or over HTTP upstream.
+
+Where each argument goes is catalog data (`Arg.location`, `style`, `explode`); this module only serializes
+(OpenAPI 3.1 §4.8.12.4 style values) and sends.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx2
+
+from catalog.model import Arg, Function
+from gateway.errors import ArgumentError
+
+__all__ = ["HttpResponse", "RestRequest", "Transport", "build_request"]
+
+_FORM = "application/x-www-form-urlencoded"
+_MULTIPART = "multipart/form-data"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RestRequest:
+    """The REST request a function call becomes (credentials are added when it is sent)."""
+
+    method: str
+    path: str
+    query: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+    content: bytes | None = None
+    content_type: str | None = None
+    files: tuple[tuple[str, tuple[str, bytes, str]], ...] = ()
+    data: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class HttpResponse:
+    """What the REST API answered."""
+
+    status: int
+    reason: str
+    headers: Mapping[str, str]
+    body: bytes
+
+    @property
+    def content_type(self) -> str:
+        """The media type without parameters, lower-case ('' when absent)."""
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+
+def build_request(function: Function, args: Mapping[str, Any]) -> RestRequest:
+    """The REST request for validated `args`; ArgumentError when a value cannot be serialized where it goes."""
+    path = function.path
+    query: list[tuple[str, str]] = []
+    headers: list[tuple[str, str]] = []
+    cookies: list[str] = []
+    body_values: dict[str, Any] = {}
+    whole_body: Any = _MISSING
+    for arg in function.args:
+        if arg.name not in args:
+            continue
+        value = args[arg.name]
+        if arg.location == "path":
+            path = path.replace("{" + arg.name + "}", _path_value(arg, value))
+        elif arg.location == "query":
+            query.extend(_query_pairs(arg, value))
+        elif arg.location == "header":
+            headers.append((arg.name, _simple(value, explode=bool(arg.explode))))
+        elif arg.location == "cookie":
+            cookies.append(f"{arg.name}={_simple(value, explode=False)}")
+        elif arg.body_property is not None:
+            body_values[arg.body_property] = value
+        else:
+            whole_body = value
+    if cookies:
+        headers.append(("cookie", "; ".join(cookies)))
+    if function.body_content_type is None or (whole_body is _MISSING and not body_values):
+        return RestRequest(method=function.method, path=path, query=tuple(query), headers=tuple(headers))
+    body = body_values if whole_body is _MISSING else whole_body
+    return _with_body(function, path, tuple(query), tuple(headers), body)
+
+
+_MISSING: Any = object()
+
+
+def _with_body(
+    function: Function,
+    path: str,
+    query: tuple[tuple[str, str], ...],
+    headers: tuple[tuple[str, str], ...],
+    body: Any,
+) -> RestRequest:
+    media = function.body_content_type or "application/json"
+    lowered = media.lower()
+    base = RestRequest(method=function.method, path=path, query=query, headers=headers)
+    if lowered.startswith(_FORM):
+        pairs = _form_pairs("", body) if isinstance(body, Mapping) else [("body", _scalar(body))]
+        encoded = "&".join(f"{quote(k, safe='[]')}={quote(v, safe='')}" for k, v in pairs)
+        return _replace(base, content=encoded.encode(), content_type=_FORM)
+    if lowered.startswith(_MULTIPART):
+        if not isinstance(body, Mapping):
+            raise ArgumentError("the multipart body must be an object of form fields", args=("body",))
+        data: list[tuple[str, str]] = []
+        files: list[tuple[str, tuple[str, bytes, str]]] = []
+        for name, value in body.items():
+            if _is_file(value) or _binary_field(function, name):
+                files.append((name, _file(name, value)))
+            elif isinstance(value, list):
+                data.extend((name, _scalar(item)) for item in value)
+            else:
+                data.append((name, _scalar(value)))
+        return _replace(base, data=tuple(data), files=tuple(files))
+    if "json" in lowered:
+        return _replace(base, content=json.dumps(body, ensure_ascii=False).encode(), content_type=media)
+    if lowered.startswith("text/"):
+        return _replace(base, content=_scalar(body).encode(), content_type=media)
+    return _replace(base, content=_file("body", body)[1], content_type=media)
+
+
+def _replace(request: RestRequest, **changes: Any) -> RestRequest:
+    from dataclasses import replace
+
+    return replace(request, **changes)
+
+
+def _is_file(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping)
+        and ("base64" in value or "text" in value)
+        and set(value)
+        <= {
+            "base64",
+            "text",
+            "filename",
+            "content_type",
+        }
+    )
+
+
+def _binary_field(function: Function, name: str) -> bool:
+    for arg in function.args:
+        if arg.body_property == name:
+            schema = arg.schema
+            return isinstance(schema, Mapping) and (
+                schema.get("format") in ("binary", "base64") or "contentMediaType" in schema
+            )
+    return False
+
+
+def _file(name: str, value: Any) -> tuple[str, bytes, str]:
+    """A file part from `{base64|text, filename?, content_type?}` or a plain string (sent as its UTF-8 text)."""
+    if isinstance(value, str):
+        return (name, value.encode(), "application/octet-stream")
+    if isinstance(value, Mapping):
+        filename = str(value.get("filename") or name)
+        content_type = str(value.get("content_type") or "application/octet-stream")
+        if "base64" in value:
+            try:
+                return (filename, base64.b64decode(str(value["base64"]), validate=True), content_type)
+            except (binascii.Error, ValueError) as error:
+                raise ArgumentError(
+                    f"argument {name!r}: 'base64' is not valid base64 ({error})", args=(name,)
+                ) from None
+        if "text" in value:
+            return (filename, str(value["text"]).encode(), content_type)
+    raise ArgumentError(
+        f"argument {name!r} is a file: pass a string, or an object {{base64 or text, filename?, content_type?}}",
+        args=(name,),
+    )
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _simple(value: Any, *, explode: bool) -> str:
+    """OpenAPI `simple` style: arrays comma-joined; objects `k,v,k,v` (or `k=v,k=v` exploded)."""
+    if isinstance(value, list):
+        return ",".join(_scalar(item) for item in value)
+    if isinstance(value, Mapping):
+        if explode:
+            return ",".join(f"{k}={_scalar(v)}" for k, v in value.items())
+        return ",".join(f"{k},{_scalar(v)}" for k, v in value.items())
+    return _scalar(value)
+
+
+def _path_value(arg: Arg, value: Any) -> str:
+    style = arg.style or "simple"
+    explode = bool(arg.explode)
+    if style == "label":
+        return "." + quote(_simple(value, explode=explode), safe=",=").replace(",", "." if explode else ",")
+    if style == "matrix":
+        if isinstance(value, list) and explode:
+            return "".join(f";{arg.name}={quote(_scalar(v), safe='')}" for v in value)
+        return f";{arg.name}={quote(_simple(value, explode=explode), safe=',')}"
+    return quote(_simple(value, explode=explode), safe=",=")
+
+
+def _query_pairs(arg: Arg, value: Any) -> list[tuple[str, str]]:
+    style = arg.style or "form"
+    explode = arg.explode if arg.explode is not None else style == "form"
+    if style == "deepObject" and isinstance(value, Mapping):
+        return _form_pairs(arg.name, value)
+    if isinstance(value, list):
+        if explode:
+            return [(arg.name, _scalar(item)) for item in value]
+        separator = {"spaceDelimited": " ", "pipeDelimited": "|"}.get(style, ",")
+        return [(arg.name, separator.join(_scalar(item) for item in value))]
+    if isinstance(value, Mapping):
+        if explode:
+            return [(str(k), _scalar(v)) for k, v in value.items()]
+        return [(arg.name, ",".join(f"{k},{_scalar(v)}" for k, v in value.items()))]
+    return [(arg.name, _scalar(value))]
+
+
+def _form_pairs(prefix: str, value: Any) -> list[tuple[str, str]]:
+    """Nested objects and arrays as `a[b][0]=c` pairs, the convention form-encoded APIs (Stripe) read."""
+    if isinstance(value, Mapping):
+        pairs: list[tuple[str, str]] = []
+        for key, item in value.items():
+            pairs.extend(_form_pairs(f"{prefix}[{key}]" if prefix else str(key), item))
+        return pairs
+    if isinstance(value, list):
+        if all(not isinstance(item, Mapping | list) for item in value):
+            return [(prefix, _scalar(item)) for item in value] if prefix else []
+        pairs = []
+        for index, item in enumerate(value):
+            pairs.extend(_form_pairs(f"{prefix}[{index}]", item))
+        return pairs
+    return [(prefix, _scalar(value))]
+
+
+class Transport:
+    """Sends RestRequests to an ASGI app in-process or to an upstream base URL, with one pooled client."""
+
+    def __init__(self, *, app: Any = None, upstream: str | None = None, timeout: float = 30.0) -> None:
+        if (app is None) == (upstream is None):
+            raise ValueError("give exactly one of app or upstream")
+        self.in_process = app is not None
+        if app is not None:
+            transport: httpx2.AsyncBaseTransport = httpx2.ASGITransport(app=app, raise_app_exceptions=True)
+            base_url = "http://rest.internal"
+        else:
+            transport = httpx2.AsyncHTTPTransport(retries=0)
+            base_url = str(upstream).rstrip("/")
+        self._client = httpx2.AsyncClient(
+            transport=transport, base_url=base_url, timeout=timeout, follow_redirects=False
+        )
+
+    async def send(self, request: RestRequest, headers: Sequence[tuple[str, str]]) -> HttpResponse:
+        """Send `request` with the extra `headers` (credentials last, so an argument never overrides them)."""
+        all_headers = httpx2.Headers(list(request.headers))
+        for name, value in headers:
+            all_headers[name] = value
+        if request.content_type is not None:
+            all_headers["content-type"] = request.content_type
+        url = self._client.base_url.copy_with(raw_path=_raw_path(self._client.base_url, request))
+        response = await self._client.request(
+            request.method,
+            url,
+            headers=all_headers,
+            content=request.content,
+            data=dict(_group(request.data)) if request.data or request.files else None,
+            files=list(request.files) or None,
+        )
+        return HttpResponse(
+            status=response.status_code,
+            reason=response.reason_phrase,
+            headers={k.lower(): v for k, v in response.headers.items()},
+            body=response.content,
+        )
+
+    async def aclose(self) -> None:
+        """Close pooled connections."""
+        await self._client.aclose()
+
+
+def _group(pairs: Sequence[tuple[str, str]]) -> dict[str, str | list[str]]:
+    grouped: dict[str, str | list[str]] = {}
+    for key, value in pairs:
+        if key in grouped:
+            existing = grouped[key]
+            grouped[key] = [*existing, value] if isinstance(existing, list) else [existing, value]
+        else:
+            grouped[key] = value
+    return grouped
+
+
+def _raw_path(base: httpx2.URL, request: RestRequest) -> bytes:
+    prefix = base.raw_path.decode().rstrip("/")
+    path = prefix + request.path
+    if request.query:
+        path += "?" + "&".join(f"{quote(k, safe='[]')}={quote(v, safe='')}" for k, v in request.query)
+    return path.encode()

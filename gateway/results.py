@@ -1,0 +1,89 @@
+"""Turn a REST response into what the agent reads: text, structured content, images, resources, or errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from catalog.model import Function
+from gateway.dispatch import HttpResponse
+from gateway.tooling import EmbeddedResource, ImageContent, TextContent, ToolResult
+
+__all__ = ["cap_text", "response_result", "value_result"]
+
+#: Argument names that narrow a listing; the cut hint names those the function has.
+_NARROWING = ("limit", "per_page", "page_size", "size", "max_results", "top", "page", "cursor", "offset", "fields")
+_STATUS_HINTS = {
+    400: "Fix the arguments; describe_function shows the signature.",
+    401: "The API rejected the credentials: the MCP client must send a valid token (Authorization: Bearer ...).",
+    403: "The caller's credentials lack permission for this function.",
+    404: "Nothing found there: check the ids (search_functions finds functions that list them).",
+    405: "The API does not allow this method here.",
+    409: "The request conflicts with the current state; read the resource again before retrying.",
+    422: "Fix the arguments named in the body; describe_function shows the signature.",
+    429: "Rate limited: wait before retrying.",
+}
+
+
+def response_result(function: Function, response: HttpResponse, *, max_output_bytes: int) -> ToolResult:
+    """The tool result for a REST response: an error result for 4xx/5xx, else content by media type."""
+    media = response.content_type
+    if response.status >= 400:
+        return _error(function, response, max_output_bytes)
+    if not response.body:
+        return ToolResult.text(f"HTTP {response.status} {response.reason}: done, no content.")
+    if media == "application/json" or media.endswith("+json"):
+        try:
+            data = json.loads(response.body)
+        except ValueError:
+            return ToolResult.text(cap_text(response.body.decode("utf-8", "replace"), max_output_bytes, function))
+        return value_result(function, data, max_output_bytes=max_output_bytes)
+    if media.startswith("text/") or media in ("application/xml", "application/yaml", "application/x-yaml"):
+        return ToolResult.text(cap_text(response.body.decode("utf-8", "replace"), max_output_bytes, function))
+    if len(response.body) > max_output_bytes * 4:
+        return ToolResult.error(
+            f"{function.name} returned {len(response.body)} bytes of {media or 'binary data'}, over the "
+            f"{max_output_bytes * 4}-byte limit for binary results; ask for a smaller variant if the function has one."
+        )
+    if media.startswith("image/"):
+        return ToolResult(content=(ImageContent(data=response.body, mime_type=media),))
+    uri = f"rest://{function.module}/{function.function_name}"
+    return ToolResult(
+        content=(EmbeddedResource(blob=response.body, mime_type=media or "application/octet-stream", uri=uri),)
+    )
+
+
+def value_result(function: Function, value: Any, *, max_output_bytes: int) -> ToolResult:
+    """A JSON value as compact text, with `structured` content when it is an object and fits."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    capped = cap_text(text, max_output_bytes, function)
+    structured = value if isinstance(value, dict) and capped is text else None
+    return ToolResult(content=(TextContent(text=capped),), structured=structured)
+
+
+def cap_text(text: str, max_output_bytes: int, function: Function | None = None) -> str:
+    """`text` cut to `max_output_bytes` (UTF-8) with a hint on how to narrow the request; unchanged when it fits."""
+    encoded = text.encode()
+    if len(encoded) <= max_output_bytes:
+        return text
+    narrowing = [arg.name for arg in function.args if arg.name in _NARROWING] if function is not None else []
+    how = (
+        f"pass {', '.join(narrowing)} to get less"
+        if narrowing
+        else "filter with the function's arguments, or use run_script to extract only what you need"
+    )
+    note = f"\n… [cut: the result is {len(encoded)} bytes, over the {max_output_bytes}-byte limit; {how}]"
+    room = max(max_output_bytes - len(note.encode()), 0)
+    return encoded[:room].decode("utf-8", "ignore") + note
+
+
+def _error(function: Function, response: HttpResponse, max_output_bytes: int) -> ToolResult:
+    body = response.body.decode("utf-8", "replace").strip()
+    hint = _STATUS_HINTS.get(response.status, "The API failed; retry later." if response.status >= 500 else "")
+    route = f"{function.method} {function.path}"
+    text = f"HTTP {response.status} {response.reason} from {function.name} ({route})."
+    if hint:
+        text += f" {hint}"
+    if body:
+        text += f"\n{body}"
+    return ToolResult.error(cap_text(text, max_output_bytes, None))

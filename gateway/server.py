@@ -1,0 +1,249 @@
+"""`McpEndpoint`: a fixed set of tools served by the MCP SDK's low-level server, for any transport.
+
+The endpoint owns the protocol side of a tool call: tools/list shows the `ToolSpec`s with every annotation,
+tools/call validates the arguments against the tool's input schema, runs the handler, and turns its
+`ToolResult` (or its failure) into MCP content. The SDK negotiates every protocol version it knows, from the
+2024-11-05 initialize handshake to the 2026-07-28 per-request envelope (`server/discover`).
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import jsonschema
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from gateway.errors import ConfigError, ToolError
+from gateway.streamable_http import StreamableHttpApp, TransportSecurity, request_info
+from gateway.tooling import (
+    Authenticator,
+    EmbeddedResource,
+    ImageContent,
+    RequestInfo,
+    TextContent,
+    ToolHandler,
+    ToolResult,
+    ToolSpec,
+    validator_for,
+)
+
+__all__ = ["ErrorHook", "McpEndpoint"]
+
+logger = logging.getLogger(__name__)
+
+ErrorHook = Callable[[str, Exception], Awaitable[None]]
+"""Receives the tool name and the exception of a tool call that failed unexpectedly (traceback attached)."""
+
+_STDIO = RequestInfo(transport="stdio")
+
+
+class McpEndpoint:
+    """An MCP server with a fixed list of tools; serve it with `http_app()` or `gateway.stdio.run_stdio`.
+
+    `handle(name, args, request)` runs every call, after the arguments were checked against the tool's
+    input schema (unless `validate_arguments` is False). A `ToolError` it raises becomes a failed result
+    carrying its message; any other exception is logged, passed to `on_error`, and answered with a generic
+    internal error, and the server goes on serving. `authenticate`, when given, checks each HTTP request's
+    headers before the MCP layer sees it (see `gateway.tooling.Authenticator`).
+
+    Construction validates everything and raises `ConfigError` saying what to fix.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        version: str,
+        instructions: str | None,
+        tools: Sequence[ToolSpec],
+        handle: ToolHandler,
+        authenticate: Authenticator | None = None,
+        on_error: ErrorHook | None = None,
+        validate_arguments: bool = True,
+    ) -> None:
+        if not name.strip():
+            raise ConfigError("the server name must not be empty; clients show it to people")
+        if not version.strip():
+            raise ConfigError(f"server {name!r}: version must not be empty, e.g. '1.0.0'")
+        specs: dict[str, ToolSpec] = {}
+        for spec in tools:
+            if not isinstance(spec, ToolSpec):
+                raise ConfigError(f"server {name!r}: tools must be ToolSpec values, got {spec!r}")
+            if spec.name in specs:
+                raise ConfigError(f"server {name!r}: tool name {spec.name!r} is given twice; tool names are unique")
+            specs[spec.name] = spec
+        self.name = name
+        self.version = version
+        self.instructions = instructions or None
+        self.authenticate = authenticate
+        self._handle = handle
+        self._on_error = on_error
+        self._specs = specs
+        self._validators: dict[str, jsonschema.protocols.Validator] | None = (
+            {spec.name: validator_for(spec.input_schema)(spec.input_schema) for spec in specs.values()}
+            if validate_arguments
+            else None
+        )
+        self._wire_tools = [_wire_tool(spec) for spec in specs.values()]
+        self.server: Server[Any] = Server(
+            name,
+            version=version,
+            instructions=self.instructions,
+            on_list_tools=self._on_list_tools,
+            on_call_tool=self._on_call_tool,
+            # Lets the 2026-07-28 Mcp-Param-* header check find a schema without running tools/list per call.
+            get_tool_input_schema=self._input_schema,
+        )
+        """The SDK's low-level server, for transports this package does not wrap."""
+
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """The tools in the order tools/list shows them."""
+        return tuple(self._specs.values())
+
+    def http_app(
+        self, *, security: TransportSecurity | None = None, max_body_bytes: int = 4 * 1024 * 1024
+    ) -> StreamableHttpApp:
+        """The streamable HTTP transport of this endpoint as an ASGI app; see `StreamableHttpApp`."""
+        return StreamableHttpApp(self, security=security or TransportSecurity(), max_body_bytes=max_body_bytes)
+
+    async def call_tool(self, name: str, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
+        """Run one tool as the transports do and return what a client gets; `ToolError` for an unknown name.
+
+        Use it to offer the same tools to an agent embedded in the host: the arguments are validated, a
+        handler failure becomes a failed result, and the result is checked against the tool's contract.
+        """
+        spec = self._specs.get(name)
+        if spec is None:
+            raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(self._specs) or 'none'}")
+        arguments = dict(args)
+        try:
+            problems = self._argument_problems(name, arguments)
+            if problems:
+                listing = "; ".join(problems)
+                return ToolResult.error(f"Invalid arguments for {name}: {listing}. Fix them and call {name} again.")
+            result = await self._handle(name, arguments, request)
+        except ToolError as error:
+            return ToolResult.error(str(error))
+        except Exception as error:
+            # Boundary: a failing tool must not take the server down; the agent gets a generic error.
+            logger.exception("tool %r failed", name)
+            await self._report(name, error)
+            return ToolResult.error(f"Internal error in {name}; the server logged it. Retry later or report it.")
+        contract = _contract_violation(spec, result)
+        if contract is not None:
+            logger.error("tool %r broke its contract: %s", name, contract)
+            await self._report(name, TypeError(contract))
+            return ToolResult.error(f"Internal error in {name}; the server logged it. Retry later or report it.")
+        return result
+
+    async def _report(self, name: str, error: Exception) -> None:
+        if self._on_error is None:
+            return
+        try:
+            await self._on_error(name, error)
+        except Exception:
+            logger.exception("the on_error hook failed for tool %r", name)
+
+    def _argument_problems(self, name: str, args: dict[str, Any]) -> list[str]:
+        if self._validators is None:
+            return []
+        errors = sorted(self._validators[name].iter_errors(args), key=lambda e: list(map(str, e.absolute_path)))
+        # dict.fromkeys: several missing properties are one error each, but each describes all of them.
+        return list(dict.fromkeys(_describe(error) for error in errors))
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        spec = self._specs.get(name)
+        return spec.input_schema if spec is not None else None
+
+    async def _on_list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=self._wire_tools)
+
+    async def _on_call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        if params.name not in self._specs:
+            # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602).
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool {params.name!r}; call tools/list for the tools this server has",
+            )
+        info = request_info(ctx.request) if ctx.request is not None else _STDIO
+        result = await self.call_tool(params.name, params.arguments or {}, info)
+        return _wire_result(result)
+
+
+def _wire_tool(spec: ToolSpec) -> types.Tool:
+    # The title goes in both places: `title` from 2025-06-18 on, `annotations.title` for 2025-03-26 clients.
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=spec.open_world,
+        ),
+    )
+
+
+def _wire_result(result: ToolResult) -> types.CallToolResult:
+    content: list[types.ContentBlock] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            content.append(types.TextContent(text=block.text))
+        elif isinstance(block, ImageContent):
+            content.append(types.ImageContent(data=base64.b64encode(block.data).decode(), mime_type=block.mime_type))
+        else:
+            resource = types.BlobResourceContents(
+                uri=block.uri, mime_type=block.mime_type, blob=base64.b64encode(block.blob).decode()
+            )
+            content.append(types.EmbeddedResource(resource=resource))
+    return types.CallToolResult(content=content, structured_content=result.structured, is_error=result.is_error)
+
+
+def _contract_violation(spec: ToolSpec, result: object) -> str | None:
+    if not isinstance(result, ToolResult):
+        return f"the handler returned {type(result).__name__}, not a ToolResult"
+    for block in result.content:
+        if not isinstance(block, TextContent | ImageContent | EmbeddedResource):
+            return f"content block {block!r} is not TextContent, ImageContent or EmbeddedResource"
+    if spec.output_schema is not None and not result.is_error and result.structured is None:
+        # MCP 2025-06-18 server/tools: with an output schema, servers MUST provide structured results.
+        return "the tool declares an output schema but the result has no structured content"
+    return None
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    """One argument problem, named by its path, in words an agent can act on."""
+    where = "".join(f"[{part!r}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
+    where = where.removeprefix(".")
+    prefix = f"{where}." if where else ""
+    instance, expected, schema = error.instance, error.validator_value, error.schema
+    if error.validator == "required" and isinstance(instance, dict) and isinstance(expected, list):
+        missing = [str(name) for name in expected if name not in instance]
+        return ", ".join(f"missing required argument {prefix + name!r}" for name in missing)
+    if (
+        error.validator == "additionalProperties"
+        and isinstance(instance, dict)
+        and isinstance(schema, dict)
+        and "patternProperties" not in schema
+    ):
+        known = set(schema.get("properties", {}))
+        unknown = [str(name) for name in instance if name not in known]
+        allowed = ", ".join(sorted(known)) or "none"
+        return ", ".join(f"unknown argument {prefix + name!r} (allowed: {allowed})" for name in unknown)
+    if not where:
+        return f"arguments: {error.message}"
+    return f"argument {where!r}: {error.message}"

@@ -1,0 +1,276 @@
+"""The MCP streamable HTTP transport of an `McpEndpoint` as a plain ASGI app: stateless, JSON, POST only.
+
+Every POST is served on its own, with no session and no server-wide task group, so the app needs no lifespan
+and runs behind any load balancer. Mount it in a Starlette or FastAPI app with one line:
+
+    app.router.routes.append(Route("/mcp", endpoint.http_app()))   # answers at /mcp exactly
+
+`app.mount("/mcp", ...)` works too, but Starlette then redirects every POST to /mcp/ with a 307, so give
+clients the URL with the slash. Alone, `uvicorn.run(endpoint.http_app())` answers on every path. Before the
+MCP SDK sees a request, the app checks, in order: the Host header (421), the Origin header (403), the method
+(405 unless POST), and the credentials via the endpoint's `authenticate` hook (401 with `WWW-Authenticate`).
+CORS preflights are the host app's business (Starlette's `CORSMiddleware` answers them before they get here).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
+
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from gateway.errors import ConfigError, CredentialError
+from gateway.tooling import RequestInfo
+
+if TYPE_CHECKING:
+    from gateway.server import McpEndpoint
+
+__all__ = ["LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "StreamableHttpApp", "TransportSecurity", "request_info"]
+
+logger = logging.getLogger(__name__)
+
+LOOPBACK_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
+"""Host names always accepted, on any port: only a local client (or a proxy that rewrites Host) sends them."""
+
+LOOPBACK_ORIGINS: Final = tuple(f"{scheme}://{host}:*" for scheme in ("http", "https") for host in LOOPBACK_HOSTS)
+"""Origins always accepted: pages served from this machine, e.g. a local MCP Inspector."""
+
+_REQUEST_INFO: Final = "gateway.request_info"
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+
+
+def _split_host(value: str) -> tuple[str, int | None] | None:
+    """`host[:port]` (RFC 9110 §7.2) as a lower-case host name and a port, or None if malformed."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return None
+        name, rest = value[: end + 1], value[end + 1 :]
+        if rest and not rest.startswith(":"):
+            return None
+        port_text = rest[1:] if rest else ""
+    else:
+        name, _, port_text = value.partition(":")
+    name = name.rstrip(".")
+    if not name or any(ch in name for ch in "/@ ?#"):
+        return None
+    if not port_text:
+        return name, None
+    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
+        return None
+    return name, int(port_text)
+
+
+def _split_origin(origin: str) -> tuple[str, str, int | None] | None:
+    """An Origin header (RFC 6454 §7) as scheme, host name (IPv6 in brackets) and explicit port, or None."""
+    try:
+        parts = urlsplit(origin.strip().lower())
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.scheme or not parts.hostname or parts.path not in ("", "/") or parts.query or parts.username:
+        return None
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    return parts.scheme, host, port
+
+
+@dataclass(frozen=True, kw_only=True)
+class TransportSecurity:
+    """Which Host and Origin headers the HTTP transport accepts: the DNS rebinding protection.
+
+    `allowed_hosts` adds to `LOOPBACK_HOSTS`: a host name (any port), `name:port`, `*.example.com` (any
+    subdomain), or `*` to accept every Host, e.g. behind a proxy that checks Host itself. A proxy that rewrites
+    Host to the upstream's loopback address needs nothing. `allowed_origins` adds to `LOOPBACK_ORIGINS`:
+    `scheme://host[:port]`, `scheme://host:*` (any port) or `*`. A request without Origin (every non-browser
+    client) is accepted, and so is one whose Origin names the same host and port as its Host header.
+    """
+
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.allowed_hosts, str) or isinstance(self.allowed_origins, str):
+            raise ConfigError("allowed_hosts and allowed_origins are tuples of strings, not one string")
+        for pattern in self.allowed_hosts:
+            if pattern != "*" and _split_host(pattern.removeprefix("*.")) is None:
+                raise ConfigError(f"allowed host {pattern!r} is not a host name, 'name:port', '*.domain' or '*'")
+        for pattern in self.allowed_origins:
+            if pattern != "*" and _split_origin(pattern.replace(":*", "")) is None:
+                raise ConfigError(f"allowed origin {pattern!r} is not 'scheme://host[:port]', 'scheme://host:*' or '*'")
+
+    def host_allowed(self, host: str | None) -> bool:
+        """Whether a request with this Host header may be served."""
+        if "*" in self.allowed_hosts:
+            return True
+        parsed = _split_host(host or "")
+        if parsed is None:
+            return False
+        name, port = parsed
+        if name in LOOPBACK_HOSTS:
+            return True
+        for pattern in self.allowed_hosts:
+            if pattern.startswith("*."):
+                if name.endswith(pattern[1:].lower()):
+                    return True
+                continue
+            allowed = _split_host(pattern)
+            if allowed is not None and allowed[0] == name and allowed[1] in (None, port):
+                return True
+        return False
+
+    def origin_allowed(self, origin: str | None, host: str | None) -> bool:
+        """Whether a request with this Origin (and Host) header may be served."""
+        # MCP 2025-11-25 transports, security warning: validate Origin; a request without one is no browser's.
+        if not origin:
+            return True
+        if "*" in self.allowed_origins:
+            return True
+        parsed = _split_origin(origin)
+        if parsed is None:
+            return False
+        scheme, name, port = parsed
+        effective_port = port if port is not None else _DEFAULT_PORTS.get(scheme)
+        own = _split_host(host or "")
+        if own is not None and own[0] == name:
+            # Same origin as the request's own authority. The scheme is not compared: TLS may end at a proxy.
+            own_port = own[1] if own[1] is not None else _DEFAULT_PORTS.get(scheme)
+            if own_port == effective_port:
+                return True
+        for pattern in (*LOOPBACK_ORIGINS, *self.allowed_origins):
+            any_port = pattern.endswith(":*")
+            allowed = _split_origin(pattern.removesuffix(":*") if any_port else pattern)
+            if allowed is None or allowed[:2] != (scheme, name):
+                continue
+            allowed_port = allowed[2] if allowed[2] is not None else _DEFAULT_PORTS.get(scheme)
+            if any_port or allowed_port == effective_port:
+                return True
+        return False
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request headers, names lower-cased, repeated fields joined with ", " (RFC 9110 §5.3)."""
+    headers: dict[str, str] = {}
+    for raw_name, raw_value in scope["headers"]:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return headers
+
+
+def request_info(request: object) -> RequestInfo:
+    """The `RequestInfo` the transport attached to an SDK request context's HTTP request."""
+    if isinstance(request, Request):
+        info = request.scope.get(_REQUEST_INFO)
+        if isinstance(info, RequestInfo):
+            return info
+        return RequestInfo(transport="http", headers=_headers(request.scope))
+    return RequestInfo(transport="stdio")
+
+
+async def _reject(send: Send, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+    body = b""
+    if message:
+        error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+        body = json.dumps(error).encode()
+    raw_headers = [(b"content-length", str(len(body)).encode())]
+    if body:
+        raw_headers.append((b"content-type", b"application/json"))
+    raw_headers += [
+        (name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in (headers or {}).items()
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": raw_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _serve_lifespan(receive: Receive, send: Send) -> None:
+    # Nothing to start: every request is served on its own. Answering lets uvicorn run the app bare.
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+class StreamableHttpApp:
+    """ASGI app serving one `McpEndpoint` over MCP streamable HTTP; build it with `McpEndpoint.http_app()`.
+
+    Stateless (no `Mcp-Session-Id`), answers application/json (never SSE), POST only: GET and DELETE get 405,
+    as MCP 2025-11-25 allows a server that offers no SSE stream and no session. Every protocol version the SDK
+    knows is served: a request whose `MCP-Protocol-Version` header names 2026-07-28 takes the SDK's
+    single-exchange path, any other the initialize-handshake path.
+    """
+
+    def __init__(
+        self, endpoint: McpEndpoint, *, security: TransportSecurity, max_body_bytes: int = 4 * 1024 * 1024
+    ) -> None:
+        if max_body_bytes <= 0:
+            raise ConfigError(f"max_body_bytes must be a positive number of bytes, got {max_body_bytes!r}")
+        self.endpoint = endpoint
+        self.security = security
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Serve one ASGI connection: HTTP requests as MCP, lifespan as a no-op, websockets refused."""
+        if scope["type"] == "lifespan":
+            await _serve_lifespan(receive, send)
+            return
+        if scope["type"] == "websocket":
+            # Refuse the handshake (ASGI websocket spec: close before accept is an HTTP 403).
+            await receive()
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if scope["type"] != "http":
+            return
+        headers = _headers(scope)
+        host = headers.get("host")
+        if not self.security.host_allowed(host):
+            # Misdirected Request (RFC 9110 §15.5.20): this server does not answer for that host.
+            logger.warning("refused a request for Host %r", host)
+            await _reject(send, 421, f"Host {host!r} is not served here; the operator can add it to allowed_hosts")
+            return
+        origin = headers.get("origin")
+        if not self.security.origin_allowed(origin, host):
+            # MCP 2025-11-25 transports: an invalid Origin MUST get 403 Forbidden.
+            logger.warning("refused a request from Origin %r", origin)
+            await _reject(send, 403, f"Origin {origin!r} is not allowed; the operator can add it to allowed_origins")
+            return
+        if scope["method"] != "POST":
+            # MCP 2025-11-25 transports: no SSE stream on GET and no session to DELETE, so 405 (RFC 9110 §15.5.6).
+            await _reject(send, 405, "", {"Allow": "POST"})
+            return
+        principal: object = None
+        if self.endpoint.authenticate is not None:
+            try:
+                principal = await self.endpoint.authenticate(headers)
+            except CredentialError as error:
+                # RFC 6750 §3: a rejected bearer token is 401 with a WWW-Authenticate challenge.
+                await _reject(send, 401, str(error), {"WWW-Authenticate": error.www_authenticate})
+                return
+            except Exception:
+                # Boundary: a failing hook is a server fault, not the caller's; answer 500 and keep serving.
+                logger.exception("the authenticate hook failed")
+                await _reject(send, 500, "internal error while checking credentials; the server logged it")
+                return
+        info = RequestInfo(transport="http", headers=headers, principal=principal)
+        await self._serve_mcp({**scope, _REQUEST_INFO: info}, receive, send)
+
+    async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # A manager per request: its task group then lives exactly as long as the request, so mounting needs
+        # no lifespan. Host and Origin were checked above, so the SDK's own check stays off.
+        manager = StreamableHTTPSessionManager(
+            self.endpoint.server,
+            json_response=True,
+            stateless=True,
+            security_settings=None,
+            max_request_body_size=self.max_body_bytes,
+        )
+        async with manager.run():
+            await manager.handle_request(scope, receive, send)

@@ -1,0 +1,208 @@
+"""The values the MCP layer and the gateway's tools exchange: tool specs, results, and who is asking.
+
+These are plain frozen dataclasses with no MCP SDK types in them, so the tools can be built, listed and
+called in-process (`McpEndpoint.call_tool`) exactly as a client sees them over MCP.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Literal, Protocol, TypeAlias
+
+import jsonschema
+
+from gateway.errors import ConfigError
+
+__all__ = [
+    "Authenticator",
+    "Content",
+    "EmbeddedResource",
+    "ImageContent",
+    "RequestInfo",
+    "TextContent",
+    "ToolHandler",
+    "ToolResult",
+    "ToolSpec",
+    "validator_for",
+]
+
+# Claude's and OpenAI's tool-name rule, stricter than MCP 2025-11-25's (which also allows "." and 128 chars).
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def validator_for(schema: dict[str, Any]) -> type[jsonschema.protocols.Validator]:
+    """The validator class of the schema's `$schema` dialect, JSON Schema 2020-12 when it names none."""
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+
+
+def _check_schema(tool: str, field_name: str, schema: object) -> None:
+    """Refuse a schema that is not a JSON Schema object with `type: object` at its root."""
+    if not isinstance(schema, dict):
+        raise ConfigError(f"tool {tool!r}: {field_name} must be a JSON Schema object (a dict), got {schema!r}")
+    # MCP 2025-11-25 server/tools: inputSchema and outputSchema MUST have type "object" at the root.
+    if schema.get("type") != "object":
+        raise ConfigError(
+            f"tool {tool!r}: {field_name} must have 'type': 'object' at its root, got {schema.get('type')!r}; "
+            "wrap other values in an object property"
+        )
+    try:
+        validator_for(schema).check_schema(schema)
+    except jsonschema.SchemaError as error:
+        raise ConfigError(f"tool {tool!r}: {field_name} is not a valid JSON Schema: {error.message}") from None
+    try:
+        json.dumps(schema)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"tool {tool!r}: {field_name} is not JSON-serializable: {error}") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSpec:
+    """One tool as clients see it in tools/list; every annotation is explicit, never left to MCP's defaults.
+
+    OpenAI's app review rejects tools whose hints are missing, so all four hints and the title are required.
+    `input_schema` and `output_schema` are JSON Schema 2020-12 objects with `type: object` at the root; they
+    are treated as immutable once given. A tool with an `output_schema` must answer every successful call
+    with `structured` content (MCP 2025-06-18 server/tools: structured content MUST conform to it).
+    """
+
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _TOOL_NAME.match(self.name):
+            raise ConfigError(f"tool name {self.name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$ (letters, digits, _ and -)")
+        if not self.title.strip():
+            raise ConfigError(f"tool {self.name!r}: title must not be empty; clients show it to people")
+        if not self.description.strip():
+            raise ConfigError(f"tool {self.name!r}: description must not be empty; agents choose tools by it")
+        for hint in ("read_only", "destructive", "idempotent", "open_world"):
+            if not isinstance(getattr(self, hint), bool):
+                raise ConfigError(f"tool {self.name!r}: {hint} must be True or False, got {getattr(self, hint)!r}")
+        _check_schema(self.name, "input_schema", self.input_schema)
+        if self.output_schema is not None:
+            _check_schema(self.name, "output_schema", self.output_schema)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TextContent:
+    """Text for the agent."""
+
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImageContent:
+    """An image; `data` is the raw bytes (the transport base64-encodes them)."""
+
+    data: bytes
+    mime_type: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EmbeddedResource:
+    """Binary content that is not an image, embedded as a blob resource identified by `uri`."""
+
+    blob: bytes
+    mime_type: str
+    uri: str
+
+
+Content: TypeAlias = TextContent | ImageContent | EmbeddedResource
+"""One content block of a tool result."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResult:
+    """What a tool call answers: content blocks, optional structured content, and whether it failed.
+
+    `is_error` marks a failure the agent can act on (MCP's `isError`); protocol failures such as an unknown
+    tool are not results but errors.
+    """
+
+    content: tuple[Content, ...]
+    structured: dict[str, Any] | None = None
+    is_error: bool = False
+
+    @classmethod
+    def text(cls, text: str, *, structured: dict[str, Any] | None = None) -> ToolResult:
+        """A successful result of one text block."""
+        return cls(content=(TextContent(text=text),), structured=structured)
+
+    @classmethod
+    def error(cls, text: str) -> ToolResult:
+        """A failed result whose text tells the agent what went wrong and what to do next."""
+        return cls(content=(TextContent(text=text),), is_error=True)
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """The text of every text block, in order."""
+        return tuple(block.text for block in self.content if isinstance(block, TextContent))
+
+
+def _frozen_headers(headers: Mapping[str, str] | None) -> Mapping[str, str] | None:
+    if headers is None:
+        return None
+    return MappingProxyType({name.lower(): value for name, value in headers.items()})
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestInfo:
+    """Who is calling: the HTTP headers of the MCP request (names lower-cased), or none over stdio.
+
+    `principal` is what the endpoint's `authenticate` hook returned for these headers (None without a hook,
+    and always None over stdio).
+    """
+
+    transport: Literal["http", "stdio", "in-process"]
+    headers: Mapping[str, str] | None = None
+    principal: object = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "headers", _frozen_headers(self.headers))
+
+    @property
+    def bearer_token(self) -> str | None:
+        """The token of a well-formed `Authorization: Bearer <token>` header, else None (RFC 6750 §2.1)."""
+        value = (self.headers or {}).get("authorization", "")
+        scheme, _, token = value.partition(" ")
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            return None
+        return token
+
+    @property
+    def forwarded_for(self) -> str | None:
+        """The `X-Forwarded-For` header, forwarded to the REST app unchanged."""
+        return (self.headers or {}).get("x-forwarded-for")
+
+    @property
+    def request_id(self) -> str | None:
+        """The `X-Request-Id` header, forwarded to the REST app unchanged."""
+        return (self.headers or {}).get("x-request-id")
+
+
+class ToolHandler(Protocol):
+    """Runs one tool call; `args` has been validated against the tool's input schema."""
+
+    def __call__(self, name: str, args: dict[str, Any], request: RequestInfo, /) -> Awaitable[ToolResult]: ...
+
+
+class Authenticator(Protocol):
+    """Checks the credentials of an HTTP MCP request before the MCP layer sees it.
+
+    Returns the principal that `RequestInfo.principal` carries to the tools, or raises
+    `gateway.errors.CredentialError`, which the transport answers with 401 and its `WWW-Authenticate`.
+    """
+
+    def __call__(self, headers: Mapping[str, str], /) -> Awaitable[object]: ...

@@ -1,0 +1,320 @@
+"""The gateway's tools: the fixed set (whoami, search, describe, explain, call) and promoted functions."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from catalog.errors import SchemaTooLargeError, UnknownNameError
+from catalog.model import Catalog, Function
+from catalog.render import describe_function, explain_term
+from catalog.search import search
+from gateway.calls import Dispatcher
+from gateway.errors import ConfigError, ToolError
+from gateway.results import response_result, value_result
+from gateway.tooling import RequestInfo, ToolResult, ToolSpec
+
+__all__ = ["FIXED_TOOLS", "ToolSet", "instructions_for"]
+
+FIXED_TOOLS = ("whoami", "search_functions", "describe_function", "explain_term", "call_function")
+_MAX_DESCRIBE = 20
+_MAX_MODULES_IN_INSTRUCTIONS = 80
+
+RestHeaders = Callable[[RequestInfo], Awaitable[Sequence[tuple[str, str]]]]
+"""The REST headers for a request: the caller's credentials plus the forwarded headers."""
+
+ToolRunner = Callable[[dict[str, Any], RequestInfo], Awaitable[ToolResult]]
+
+
+def _read_only(name: str, title: str, description: str, schema: dict[str, Any]) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        title=title,
+        description=description,
+        input_schema=schema,
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+        open_world=False,
+    )
+
+
+def _fixed_specs() -> list[ToolSpec]:
+    return [
+        _read_only(
+            "whoami",
+            "Who am I",
+            "Who the API thinks the caller is (the account the credentials belong to). Call it first when a task "
+            "depends on the current user.",
+            {"type": "object", "properties": {}, "additionalProperties": False},
+        ),
+        _read_only(
+            "search_functions",
+            "Search functions",
+            "Find API functions for a task. With a query ('refund a charge'), the best matches, one line each: "
+            "signature, summary and [read]/[write]/[destructive]. With only a module, all its functions. With "
+            "nothing, the list of modules. Then call describe_function for the exact signature.",
+            {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "The task in a few words."},
+                    "module": {"type": "string", "description": "Restrict to one module."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
+                },
+                "additionalProperties": False,
+            },
+        ),
+        _read_only(
+            "describe_function",
+            "Describe functions",
+            "How to call functions: typed arguments (where each goes, required or optional, enums and defaults), "
+            "the result type, and the terms worth looking up with explain_term.",
+            {
+                "type": "object",
+                "properties": {
+                    "names": {
+                        "type": "array",
+                        "items": {"type": "string"},
+                        "minItems": 1,
+                        "maxItems": _MAX_DESCRIBE,
+                        "description": "Full function names, module.function.",
+                    }
+                },
+                "required": ["names"],
+                "additionalProperties": False,
+            },
+        ),
+        _read_only(
+            "explain_term",
+            "Explain a term",
+            "What a term of the API means: a data type's fields with their types, or a concept's explanation, "
+            "with the functions that accept and return it.",
+            {
+                "type": "object",
+                "properties": {"name": {"type": "string", "description": "A term name or alias, e.g. 'Order'."}},
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+        ),
+        ToolSpec(
+            name="call_function",
+            title="Call a function",
+            description="Call an API function with the caller's credentials. args is a flat object of the "
+            "function's arguments as describe_function lists them. Returns the API's response; an API error "
+            "comes back as an error with the status and body, so you can correct the call.",
+            input_schema={
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "Full function name, module.function."},
+                    "args": {"type": "object", "description": "The function's arguments.", "default": {}},
+                },
+                "required": ["name"],
+                "additionalProperties": False,
+            },
+            read_only=False,
+            destructive=True,
+            idempotent=False,
+            open_world=True,
+        ),
+    ]
+
+
+def _promoted_spec(function: Function, *, additive: bool) -> ToolSpec:
+    problem = function.promotion_problem
+    if problem is not None:
+        raise ConfigError(f"cannot promote {function.name!r} to a tool: {problem}")
+    try:
+        schema = function.input_schema()
+    except SchemaTooLargeError as error:
+        raise ConfigError(f"cannot promote {function.name!r} to a tool: {error}") from None
+    method = function.method
+    read_only = function.read_only
+    destructive = not read_only and (function.destructive or not additive)
+    idempotent = read_only or method in ("PUT", "DELETE")
+    description = function.summary
+    if function.description and function.description != function.summary:
+        description = f"{function.summary}\n\n{function.description[:1000]}"
+    return ToolSpec(
+        name=function.tool_name,
+        title=function.summary[:80] or function.name,
+        description=description,
+        input_schema=schema,
+        read_only=read_only,
+        destructive=destructive,
+        idempotent=idempotent,
+        open_world=True,
+    )
+
+
+def instructions_for(catalog: Catalog, operator: str) -> str:
+    """The server instructions: the operator's paragraph, then the modules and how to use the tools."""
+    count = len(catalog.functions())
+    parts = [operator.strip()] if operator.strip() else []
+    parts.append(
+        f"This server gives access to the {catalog.title} API: {count} functions in {len(catalog.modules)} modules. "
+        "To do a task: 1) search_functions with the task in a few words (or a module name) to find functions; "
+        "2) describe_function with their names for the exact arguments; 3) call_function with the name and args. "
+        "explain_term tells what a data type or concept means; whoami tells who the caller is."
+    )
+    lines = []
+    for module in catalog.modules[:_MAX_MODULES_IN_INSTRUCTIONS]:
+        first = module.description.strip().split("\n", 1)[0][:120]
+        lines.append(f"- {module.name} ({len(module.functions)})" + (f": {first}" if first else ""))
+    if len(catalog.modules) > _MAX_MODULES_IN_INSTRUCTIONS:
+        lines.append(f"- … {len(catalog.modules) - _MAX_MODULES_IN_INSTRUCTIONS} more (search_functions lists all)")
+    if lines:
+        parts.append("Modules:\n" + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
+class ToolSet:
+    """The tools one gateway serves, and the handler the MCP endpoint runs them with."""
+
+    def __init__(
+        self,
+        *,
+        catalog: Catalog,
+        dispatcher: Dispatcher,
+        rest_headers: RestHeaders,
+        server_name: str,
+        whoami: str | None,
+        promoted: Sequence[str],
+        additive: Sequence[str],
+        max_output_bytes: int,
+        extra: Sequence[tuple[ToolSpec, ToolRunner]] = (),
+    ) -> None:
+        self.catalog = catalog
+        self.dispatcher = dispatcher
+        self.rest_headers = rest_headers
+        self.server_name = server_name
+        self.max_output_bytes = max_output_bytes
+        self.whoami = self._whoami_function(whoami)
+        unknown_additive = [name for name in additive if name not in promoted]
+        if unknown_additive:
+            raise ConfigError(f"additive names functions that are not promoted tools: {', '.join(unknown_additive)}")
+        self._runners: dict[str, ToolRunner] = {
+            "whoami": self._whoami,
+            "search_functions": self._search,
+            "describe_function": self._describe,
+            "explain_term": self._explain,
+            "call_function": self._call,
+        }
+        self.specs: list[ToolSpec] = _fixed_specs()
+        for spec, runner in extra:
+            self.specs.append(spec)
+            self._runners[spec.name] = runner
+        seen: set[str] = set()
+        for name in promoted:
+            if name in seen:
+                raise ConfigError(f"tools names {name!r} twice; promote each function once")
+            seen.add(name)
+            function = self._known(name, "tools")
+            spec = _promoted_spec(function, additive=name in additive)
+            if spec.name in self._runners:
+                raise ConfigError(f"promoted tool {spec.name!r} clashes with a tool of the same name")
+            self.specs.append(spec)
+            self._runners[spec.name] = self._promoted_runner(function)
+
+    def _known(self, name: str, option: str) -> Function:
+        try:
+            return self.catalog.function(name)
+        except UnknownNameError as error:
+            hint = f"; did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
+            raise ConfigError(f"{option}: the catalog has no function {name!r}{hint}") from None
+
+    def _whoami_function(self, name: str | None) -> Function | None:
+        if name is None:
+            return None
+        function = self._known(name, "whoami")
+        required = [arg.name for arg in function.args if arg.required]
+        if required:
+            raise ConfigError(
+                f"whoami: {name!r} has required arguments ({', '.join(required)}); name a function that needs none"
+            )
+        return function
+
+    async def handle(self, name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+        """Run tool `name` for `request` (the endpoint has validated `args` against the tool's schema)."""
+        runner = self._runners.get(name)
+        if runner is None:
+            raise ToolError(f"unknown tool {name!r}")
+        return await runner(args, request)
+
+    async def _whoami(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+        headers = await self.rest_headers(request)
+        if self.whoami is None:
+            credentialed = request.bearer_token is not None or any(name == "authorization" for name, _ in headers)
+            return value_result(
+                _NO_FUNCTION,
+                {"server": self.server_name, "api": self.catalog.title, "credential_presented": credentialed},
+                max_output_bytes=self.max_output_bytes,
+            )
+        return await self._run(self.whoami, {}, headers)
+
+    async def _search(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+        try:
+            result = search(
+                self.catalog, args.get("query") or None, module=args.get("module"), limit=args.get("limit", 10)
+            )
+        except UnknownNameError as error:
+            raise ToolError(_unknown(error, "search_functions() with no arguments lists the modules")) from None
+        return ToolResult.text(result.text)
+
+    async def _describe(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+        parts: list[str] = []
+        unknown = 0
+        for name in dict.fromkeys(args["names"]):
+            try:
+                parts.append(describe_function(self.catalog, self.catalog.function(name)))
+            except UnknownNameError as error:
+                unknown += 1
+                parts.append(_unknown(error, "search_functions finds functions by task"))
+        text = "\n\n".join(parts)
+        if unknown == len(parts):
+            return ToolResult.error(text)
+        return ToolResult.text(text)
+
+    async def _explain(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+        try:
+            term = self.catalog.term(args["name"])
+        except UnknownNameError as error:
+            raise ToolError(_unknown(error, "describe_function lists the terms a function uses")) from None
+        return ToolResult.text(explain_term(self.catalog, term))
+
+    async def _call(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+        function = self.dispatcher.function(args["name"])
+        call_args = args.get("args") or {}
+        return await self._run(function, call_args, await self.rest_headers(request))
+
+    def _promoted_runner(self, function: Function) -> ToolRunner:
+        async def run(args: dict[str, Any], request: RequestInfo) -> ToolResult:
+            return await self._run(function, args, await self.rest_headers(request))
+
+        return run
+
+    async def _run(self, function: Function, args: Mapping[str, Any], headers: Sequence[tuple[str, str]]) -> ToolResult:
+        outcome = await self.dispatcher.call(function, args, headers)
+        if outcome.response is None:
+            return value_result(function, outcome.value, max_output_bytes=self.max_output_bytes)
+        return response_result(function, outcome.response, max_output_bytes=self.max_output_bytes)
+
+
+def _unknown(error: UnknownNameError, hint: str) -> str:
+    closest = f" Closest: {', '.join(error.suggestions)}." if error.suggestions else ""
+    return f"{str(error).capitalize()}.{closest} ({hint})"
+
+
+_NO_FUNCTION = Function(
+    name="gateway.whoami",
+    module="gateway",
+    summary="",
+    description="",
+    method="",
+    path="",
+    args=(),
+    returns=None,
+    return_schema=None,
+    deprecated=False,
+    read_only=True,
+    destructive=False,
+)

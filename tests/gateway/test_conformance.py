@@ -1,0 +1,297 @@
+"""MCP's conformance suite and MCP Inspector's CLI, from npm, against the toy endpoint on real uvicorn.
+
+`scripts/install-node-tools` puts Node 22, `@modelcontextprotocol/conformance` and
+`@modelcontextprotocol/inspector` under `.tools/`; without that folder these tests are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from gateway.errors import ToolError
+from gateway.server import McpEndpoint
+from gateway.tooling import EmbeddedResource, ImageContent, RequestInfo, TextContent, ToolResult, ToolSpec
+from tests.gateway.conftest import RED_PIXEL, TOY_INSTRUCTIONS, TOY_TOOLS, serve_http, toy_handle
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = REPO / ".tools"
+CONFORMANCE = TOOLS / "bin" / "conformance"
+INSPECTOR = TOOLS / "bin" / "mcp-inspector"
+
+pytestmark = [
+    pytest.mark.anyio,
+    # CI installs the tools (make test does), so there a missing .tools/ fails instead of skipping.
+    pytest.mark.skipif(
+        not TOOLS.is_dir() and not os.environ.get("CI"), reason=".tools/ is absent: run scripts/install-node-tools"
+    ),
+]
+
+_NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}}
+
+
+def _tool(name: str, description: str, schema: dict[str, Any] | None = None) -> ToolSpec:
+    return ToolSpec(
+        name=name,
+        title=name.replace("_", " ").capitalize(),
+        description=description,
+        input_schema=schema or _NO_ARGS,
+        read_only=True,
+        destructive=False,
+        idempotent=True,
+        open_world=False,
+    )
+
+
+# The tools the suite's tools-call-* and json-schema-2020-12 scenarios call by name, and one with an
+# `x-mcp-header` argument for http-custom-header-server-validation (SEP-2243).
+SUITE_TOOLS = (
+    _tool("test_simple_text", "Returns one text block."),
+    _tool("test_image_content", "Returns one PNG image."),
+    _tool("test_embedded_resource", "Returns one embedded blob resource."),
+    _tool("test_multiple_content_types", "Returns text, an image and an embedded resource."),
+    _tool("test_error_handling", "Always fails."),
+    _tool(
+        "json_schema_2020_12_tool",
+        "Tool with JSON Schema 2020-12 features",
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {
+                "address": {
+                    "$anchor": "addressDef",
+                    "type": "object",
+                    "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+                }
+            },
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"},
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
+            "additionalProperties": False,
+        },
+    ),
+    _tool(
+        "find_region",
+        "Echo a region that also travels in the Mcp-Param-Region header.",
+        {"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}},
+    ),
+)
+
+
+async def _suite_handle(name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    blob = EmbeddedResource(blob=b"embedded bytes", mime_type="application/octet-stream", uri="test://embedded")
+    if name == "test_simple_text":
+        return ToolResult.text("This is a simple text response for testing.")
+    if name == "test_image_content":
+        return ToolResult(content=(ImageContent(data=RED_PIXEL, mime_type="image/png"),))
+    if name == "test_embedded_resource":
+        return ToolResult(content=(blob,))
+    if name == "test_multiple_content_types":
+        text = TextContent(text="Multiple content types test:")
+        return ToolResult(content=(text, ImageContent(data=RED_PIXEL, mime_type="image/png"), blob))
+    if name == "test_error_handling":
+        raise ToolError("This tool intentionally returns an error for testing")
+    if name in ("json_schema_2020_12_tool", "find_region"):
+        return ToolResult.text(json.dumps(args))
+    return await toy_handle(name, args, request)
+
+
+def conformance_endpoint() -> McpEndpoint:
+    """The toy tools plus the ones the suite's scenarios call by name."""
+    return McpEndpoint(
+        name="toy-conformance",
+        version="1.0.0",
+        instructions=TOY_INSTRUCTIONS,
+        tools=(*TOY_TOOLS, *SUITE_TOOLS),
+        handle=_suite_handle,
+    )
+
+
+# What `conformance list --server` offers (0.2.0-alpha.12), sorted into what a tools-only server answers.
+# Each applicable scenario maps to the spec versions it runs at; the suite runs once per version.
+APPLICABLE: dict[str, tuple[str, ...]] = {
+    "server-initialize": ("2025-06-18", "2025-11-25"),
+    "server-session-lifecycle": ("2025-06-18", "2025-11-25"),
+    "ping": ("2025-06-18", "2025-11-25"),
+    "tools-list": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "tools-call-simple-text": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "tools-call-image": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "tools-call-embedded-resource": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "tools-call-mixed-content": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "tools-call-error": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "json-schema-2020-12": ("2025-11-25", "2026-07-28"),
+    "dns-rebinding-protection": ("2025-11-25", "2026-07-28"),
+    "server-stateless": ("2026-07-28",),
+    "http-header-validation": ("2026-07-28",),
+    "http-custom-header-server-validation": ("2026-07-28",),
+    "caching": ("2026-07-28",),
+}
+SPEC_VERSIONS = ("2025-06-18", "2025-11-25", "2026-07-28")
+
+_PROMPTS = "the server offers tools only, no prompts"
+_RESOURCES = "the server offers tools only, no resources"
+_NO_CLIENT_REQUESTS = "the tools never ask the client for input (sampling, elicitation, roots)"
+NOT_APPLICABLE: dict[str, str] = {
+    "completion-complete": "no prompts or resource templates to complete",
+    "logging-set-level": "the server sends no log notifications (logging is deprecated in 2026-07-28)",
+    "tools-call-audio": "results carry text, images and embedded resources, never audio",
+    "tools-call-with-logging": "the server sends no log notifications",
+    "tools-call-with-progress": "answers are single JSON responses, without progress notifications",
+    "tools-call-sampling": _NO_CLIENT_REQUESTS,
+    "tools-call-elicitation": _NO_CLIENT_REQUESTS,
+    "elicitation-sep1034-defaults": _NO_CLIENT_REQUESTS,
+    "elicitation-sep1330-enums": _NO_CLIENT_REQUESTS,
+    "server-sse-polling": "responses are JSON, never SSE streams",
+    "server-sse-multiple-streams": "responses are JSON, never SSE streams",
+    "resources-list": _RESOURCES,
+    "resources-read-text": _RESOURCES,
+    "resources-read-binary": _RESOURCES,
+    "resources-templates-read": _RESOURCES,
+    "resources-subscribe": _RESOURCES,
+    "resources-unsubscribe": _RESOURCES,
+    "sep-2164-resource-not-found": _RESOURCES,
+    "prompts-list": _PROMPTS,
+    "prompts-get-simple": _PROMPTS,
+    "prompts-get-with-args": _PROMPTS,
+    "prompts-get-embedded-resource": _PROMPTS,
+    "prompts-get-with-image": _PROMPTS,
+    **{
+        f"input-required-result-{case}": _NO_CLIENT_REQUESTS
+        for case in (
+            "basic-elicitation",
+            "basic-sampling",
+            "basic-list-roots",
+            "request-state",
+            "multiple-input-requests",
+            "multi-round",
+            "missing-input-response",
+            "non-tool-request",
+            "result-type",
+            "unsupported-methods",
+            "tampered-state",
+            "capability-check",
+            "ignore-extra-params",
+            "validate-input",
+        )
+    },
+}
+# Checks inside applicable scenarios that probe features a tools-only server does not have.
+NOT_APPLICABLE_CHECKS: dict[tuple[str, str], str] = {
+    ("caching", "sep-2549-prompts-list-caching-hints"): _PROMPTS,
+    ("caching", "sep-2549-resources-list-caching-hints"): _RESOURCES,
+    ("caching", "sep-2549-resources-templates-list-caching-hints"): _RESOURCES,
+    ("server-stateless", "sep-2575-server-rejects-undeclared-capability"): _NO_CLIENT_REQUESTS,
+    ("server-stateless", "sep-2575-missing-capability-http-400"): _NO_CLIENT_REQUESTS,
+    ("server-stateless", "sep-2575-http-server-no-independent-requests-on-stream"): _NO_CLIENT_REQUESTS,
+    ("server-stateless", "sep-2575-server-no-log-without-loglevel"): "the server sends no log notifications",
+}
+
+_RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
+
+
+def _env(home: Path) -> dict[str, str]:
+    # Inspector keeps a catalog under $HOME; colours only clutter a failure message.
+    return {**os.environ, "HOME": str(home), "NO_COLOR": "1", "FORCE_COLOR": "0"}
+
+
+def _results(output: Path) -> dict[str, list[dict[str, Any]]]:
+    """The checks of each scenario the suite ran, by scenario name."""
+    results: dict[str, list[dict[str, Any]]] = {}
+    for folder in output.iterdir():
+        match = _RESULT_DIR.match(folder.name)
+        assert match is not None, f"unexpected result folder {folder.name!r}"
+        results[match["scenario"]] = json.loads((folder / "checks.json").read_text())
+    return results
+
+
+@pytest.mark.parametrize("version", SPEC_VERSIONS)
+async def test_the_conformance_suite_passes_every_scenario_a_tools_only_server_answers(
+    version: str, tmp_path: Path
+) -> None:
+    output = tmp_path / "results"
+    async with serve_http(conformance_endpoint().http_app()) as base:
+        command = [str(CONFORMANCE), "server", "--url", f"{base}/mcp", "--suite", "all", "--spec-version", version]
+        with anyio.fail_after(120):
+            # Exits non-zero for the scenarios that do not apply; the verdict is read from the results below.
+            run = await anyio.run_process([*command, "-o", str(output)], check=False, env=_env(tmp_path))
+    log = run.stderr.decode(errors="replace")[-4000:]
+    results = _results(output)
+    unclassified = sorted(set(results) - APPLICABLE.keys() - NOT_APPLICABLE.keys())
+    assert not unclassified, f"the suite has scenarios this test does not know; sort them: {unclassified}"
+    expected = sorted(name for name, versions in APPLICABLE.items() if version in versions)
+    assert sorted(set(expected) - results.keys()) == [], f"applicable scenarios did not run:\n{log}"
+    failures = [
+        f"{scenario} / {check['id']}: {check.get('errorMessage')}"
+        for scenario in expected
+        for check in results[scenario]
+        if check["status"] in ("FAILURE", "WARNING") and (scenario, check["id"]) not in NOT_APPLICABLE_CHECKS
+    ]
+    assert failures == []
+    passed = [check for scenario in expected for check in results[scenario] if check["status"] == "SUCCESS"]
+    assert passed
+
+
+async def _inspect(home: Path, *target_and_args: str) -> tuple[int, Any]:
+    with anyio.fail_after(60):
+        run = await anyio.run_process([str(INSPECTOR), "--cli", *target_and_args], check=False, env=_env(home))
+    assert run.stdout, run.stderr.decode(errors="replace")
+    return run.returncode, json.loads(run.stdout)
+
+
+def _assert_tools_listed(listing: Any) -> None:
+    tools = {tool["name"]: tool for tool in listing["tools"]}
+    assert list(tools) == [spec.name for spec in (*TOY_TOOLS, *SUITE_TOOLS)]
+    for spec in TOY_TOOLS:
+        assert tools[spec.name]["title"] == spec.title
+        assert tools[spec.name]["annotations"] == {
+            "title": spec.title,
+            "readOnlyHint": spec.read_only,
+            "destructiveHint": spec.destructive,
+            "idempotentHint": spec.idempotent,
+            "openWorldHint": spec.open_world,
+        }
+
+
+async def test_inspector_lists_and_calls_the_tools_over_http(tmp_path: Path) -> None:
+    async with serve_http(conformance_endpoint().http_app()) as base:
+        url = f"{base}/mcp"
+        # --strict: exit 6 when a tool schema has a portability problem of error severity.
+        listed_code, listing = await _inspect(tmp_path, url, "--method", "tools/list", "--strict")
+        called_code, called = await _inspect(
+            tmp_path, url, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=hi", "shout=true"
+        )
+        refused_code, refused = await _inspect(tmp_path, url, "--method", "tools/call", "--tool-name", "refuse")
+    assert listed_code == 0
+    _assert_tools_listed(listing)
+    assert called_code == 0
+    assert called["structuredContent"] == {"text": "HI"}
+    assert called["content"] == [{"type": "text", "text": '{"text": "HI"}'}]
+    assert refused_code != 0
+    assert refused["isError"] is True
+    assert refused["content"][0]["text"] == "refused on purpose; call echo instead"
+
+
+async def test_inspector_lists_and_calls_the_tools_over_stdio(tmp_path: Path) -> None:
+    server = [sys.executable, "-m", "tests.gateway.test_transport"]
+    cwd = ["--cwd", str(REPO)]
+    code, listing = await _inspect(tmp_path, *server, *cwd, "--method", "tools/list")
+    called_code, called = await _inspect(tmp_path, *server, *cwd, "--method", "tools/call", "--tool-name", "whoami")
+    assert code == 0
+    assert [tool["name"] for tool in listing["tools"]] == [spec.name for spec in TOY_TOOLS]
+    assert called_code == 0
+    assert json.loads(called["content"][0]["text"])["transport"] == "stdio"

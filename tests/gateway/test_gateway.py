@@ -1,0 +1,373 @@
+"""The gateway mounted next to a real FastAPI app (the demo shop: a store opened in its lifespan, API-key auth),
+driven through the official `mcp` client: in-process over httpx2.ASGITransport and on real uvicorn."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from fastapi import FastAPI
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from pydantic import BaseModel
+from starlette.requests import Request
+
+from catalog.composite import Caller, Concept, composite
+from gateway.app import Gateway
+from gateway.credentials import bearer_to_headers
+from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from gateway.errors import ConfigError, RestError
+from gateway.lifespan import app_lifespan
+from tests.gateway.conftest import serve_http
+
+pytestmark = pytest.mark.anyio
+
+MODES = ("legacy", "2026-07-28")
+
+
+class Reported:
+    """Collects what the gateway's on_error hook receives."""
+
+    def __init__(self) -> None:
+        self.errors: list[tuple[str, Exception]] = []
+
+    async def __call__(self, tool: str, error: Exception) -> None:
+        self.errors.append((tool, error))
+
+
+def make_gateway(**options: Any) -> tuple[FastAPI, Gateway]:
+    app = create_app(debug_routes=True)
+    defaults: dict[str, Any] = {"app": app, "whoami": "users.get_current_user", "timeout": 1.0}
+    gateway = Gateway(**{**defaults, **options})
+    gateway.mount(app, "/mcp")
+    return app, gateway
+
+
+@asynccontextmanager
+async def connect(app: FastAPI, *, key: str | None = ADMIN_KEY, mode: str = "legacy") -> AsyncIterator[Client]:
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    async with (
+        app_lifespan(app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(app), headers=headers) as http,
+        Client(streamable_http_client("http://localhost/mcp", http_client=http), mode=mode) as client,
+    ):
+        yield client
+
+
+def text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent)
+    return block.text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_agent_searches_describes_and_calls_a_read_and_a_write(mode: str) -> None:
+    app, _ = make_gateway()
+    async with connect(app, mode=mode) as client:
+        found = text(await client.call_tool("search_functions", {"query": "cancel an order"}))
+        assert found.splitlines()[0].startswith("orders.cancel_order(order_id: integer) -> Order")
+        described = text(await client.call_tool("describe_function", {"names": ["orders.create_order"]}))
+        assert "customer_id: integer (body, required)" in described
+        read = await client.call_tool("call_function", {"name": "orders.get_order", "args": {"order_id": 3}})
+        assert not read.is_error
+        assert json.loads(text(read))["status"] == "paid"
+        assert read.structured_content is not None and read.structured_content["id"] == 3
+        write = await client.call_tool(
+            "call_function",
+            {"name": "orders.create_order", "args": {"customer_id": 1, "items": [{"product_id": 1, "quantity": 2}]}},
+        )
+        assert not write.is_error, text(write)
+        created = json.loads(text(write))
+        assert (created["status"], created["total_cents"]) == ("pending", 5000)
+        again = await client.call_tool(
+            "call_function", {"name": "orders.get_order", "args": {"order_id": created["id"]}}
+        )
+        assert json.loads(text(again))["id"] == created["id"]
+
+
+async def test_tools_list_shows_the_fixed_tools_with_every_annotation_and_title() -> None:
+    app, gateway = make_gateway(tools=["orders.get_order", "orders.create_order", "customers.delete_customer"])
+    async with connect(app) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert list(tools) == [spec.name for spec in gateway.tools()]
+    assert list(tools)[:5] == ["whoami", "search_functions", "describe_function", "explain_term", "call_function"]
+    for tool in tools.values():
+        annotations = tool.annotations
+        assert annotations is not None and tool.title
+        hints = (annotations.read_only_hint, annotations.destructive_hint, annotations.idempotent_hint)
+        assert None not in hints and annotations.open_world_hint is not None
+    assert tools["search_functions"].annotations == types.ToolAnnotations(
+        title="Search functions",
+        read_only_hint=True,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    )
+    call = tools["call_function"].annotations
+    assert call is not None and (call.destructive_hint, call.open_world_hint, call.read_only_hint) == (
+        True,
+        True,
+        False,
+    )
+    get = tools["orders-get_order"]
+    assert get.annotations is not None and get.annotations.read_only_hint is True
+    assert get.input_schema["required"] == ["order_id"]
+    create = tools["orders-create_order"].annotations
+    assert create is not None and create.destructive_hint is True
+    delete = tools["customers-delete_customer"].annotations
+    assert delete is not None and (delete.destructive_hint, delete.idempotent_hint) == (True, True)
+
+
+async def test_promoted_writes_marked_additive_are_not_destructive() -> None:
+    _, gateway = make_gateway(tools=["orders.create_order"], additive=["orders.create_order"])
+    (spec,) = [tool for tool in gateway.tools() if tool.name == "orders-create_order"]
+    assert (spec.read_only, spec.destructive) == (False, False)
+
+
+async def test_instructions_carry_the_operator_paragraph_then_modules_and_how_to_use_the_tools() -> None:
+    app, _ = make_gateway(instructions="Acme sells shirts and mugs.")
+    async with connect(app) as client:
+        instructions = client.instructions
+    assert instructions is not None
+    assert instructions.startswith("Acme sells shirts and mugs.")
+    assert "search_functions" in instructions and "- orders (6)" in instructions
+
+
+async def test_whoami_calls_the_whoami_function_with_the_callers_credentials() -> None:
+    app, _ = make_gateway()
+    async with connect(app, key=MEMBER_KEY) as client:
+        result = await client.call_tool("whoami", {})
+    assert json.loads(text(result))["name"] == "Bob Okafor"
+
+
+async def test_whoami_without_a_function_reports_the_server_and_whether_a_credential_came() -> None:
+    app, _ = make_gateway(whoami=None)
+    async with connect(app, key=None) as client:
+        anonymous = json.loads(text(await client.call_tool("whoami", {})))
+    async with connect(app) as client:
+        known = json.loads(text(await client.call_tool("whoami", {})))
+    assert anonymous["credential_presented"] is False
+    assert known["credential_presented"] is True
+    assert known["server"] == "Demo Shop API" or known["server"]
+
+
+async def test_bad_arguments_name_every_bad_or_missing_arg_and_point_to_describe_function() -> None:
+    app, _ = make_gateway()
+    async with connect(app) as client:
+        result = await client.call_tool(
+            "call_function", {"name": "orders.create_order", "args": {"items": "many", "colour": "red"}}
+        )
+    assert result.is_error
+    message = text(result)
+    for part in ("missing required argument 'customer_id'", "unknown argument 'colour'", "'items'"):
+        assert part in message
+    assert "describe_function('orders.create_order')" in message
+
+
+async def test_rest_errors_are_tool_errors_with_status_and_body() -> None:
+    app, _ = make_gateway()
+    async with connect(app) as client:
+        missing = await client.call_tool("call_function", {"name": "orders.get_order", "args": {"order_id": 999}})
+        invalid = await client.call_tool(
+            "call_function", {"name": "orders.list_orders", "args": {"cursor": "not-a-real-cursor"}}
+        )
+    async with connect(app, key=MEMBER_KEY) as member:
+        forbidden = await member.call_tool("call_function", {"name": "users.list_users", "args": {}})
+    assert missing.is_error and "HTTP 404" in text(missing) and "order 999 not found" in text(missing)
+    assert forbidden.is_error and "HTTP 403" in text(forbidden)
+    assert invalid.is_error and "HTTP 422" in text(invalid) and "cursor" in text(invalid)
+
+
+async def test_a_missing_key_reaches_the_rest_app_and_its_401_comes_back() -> None:
+    app, _ = make_gateway()
+    async with connect(app, key=None) as client:
+        result = await client.call_tool("call_function", {"name": "orders.list_orders", "args": {}})
+    assert result.is_error and "HTTP 401" in text(result)
+
+
+async def test_a_handler_exception_is_an_internal_error_reported_to_on_error_and_serving_goes_on() -> None:
+    reported = Reported()
+    app, _ = make_gateway(on_error=reported)
+    async with connect(app) as client:
+        boom = await client.call_tool("call_function", {"name": "debug.boom", "args": {}})
+        after = await client.call_tool("call_function", {"name": "orders.get_order", "args": {"order_id": 1}})
+    assert boom.is_error and "Internal error" in text(boom)
+    assert "boom" not in text(boom).lower().replace("internal error in call_function", "")
+    assert not after.is_error
+    ((tool, error),) = reported.errors
+    assert tool == "call_function" and error.__traceback__ is not None
+
+
+async def test_a_slow_handler_past_the_timeout_is_a_clear_tool_error() -> None:
+    app, _ = make_gateway(timeout=0.2)
+    async with connect(app) as client:
+        result = await client.call_tool("call_function", {"name": "debug.slow", "args": {"seconds": 3}})
+    assert result.is_error and "did not answer within 0.2 s" in text(result)
+
+
+async def test_an_oversized_result_is_cut_with_a_hint_to_narrow_the_request() -> None:
+    app, _ = make_gateway(max_output_bytes=2000)
+    async with connect(app) as client:
+        result = await client.call_tool("call_function", {"name": "orders.list_orders", "args": {"limit": 100}})
+    body = text(result)
+    assert len(body.encode()) <= 2000
+    assert "over the 2000-byte limit" in body and "limit" in body.rsplit("[cut:", 1)[1]
+    assert result.structured_content is None
+
+
+async def test_images_come_back_as_image_content() -> None:
+    app, _ = make_gateway()
+    async with connect(app) as client:
+        result = await client.call_tool(
+            "call_function", {"name": "products.get_product_image", "args": {"product_id": 1}}
+        )
+    (block,) = result.content
+    assert isinstance(block, types.ImageContent) and block.mime_type == "image/png"
+
+
+async def test_unknown_names_answer_with_the_closest_matches() -> None:
+    app, _ = make_gateway()
+    async with connect(app) as client:
+        call = await client.call_tool("call_function", {"name": "orders.get_ordr", "args": {}})
+        term = await client.call_tool("explain_term", {"name": "Ordr"})
+        described = await client.call_tool("describe_function", {"names": ["orders.list_order"]})
+        module = await client.call_tool("search_functions", {"module": "order"})
+    assert call.is_error and "orders.get_order" in text(call)
+    assert term.is_error and "Order" in text(term)
+    assert described.is_error and "orders.list_orders" in text(described)
+    assert module.is_error and "orders" in text(module)
+
+
+def header_echo_app(seen: list[dict[str, str]]) -> FastAPI:
+    """A REST app whose one operation records the headers it receives."""
+    rest = FastAPI()
+
+    @rest.get("/echo", operation_id="echo", tags=["t"])
+    async def echo(request: Request) -> dict[str, str]:
+        seen.append(dict(request.headers))
+        return {"ok": "yes"}
+
+    return rest
+
+
+async def test_credentials_can_be_split_from_a_key_secret_token() -> None:
+    seen: list[dict[str, str]] = []
+    rest = header_echo_app(seen)
+    Gateway(app=rest, auth=bearer_to_headers("X-Key", "X-Secret"), whoami="t.echo").mount(rest)
+    async with connect(rest, key="abc:s3cret") as client:
+        await client.call_tool("whoami", {})
+    assert (seen[0]["x-key"], seen[0]["x-secret"]) == ("abc", "s3cret")
+    assert "authorization" not in seen[0]
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(rest)) as http:
+        refused = await http.post(
+            "http://localhost/mcp",
+            headers={"authorization": "Bearer no-colon", "accept": "application/json, text/event-stream"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        )
+    assert refused.status_code == 401
+    assert refused.headers["www-authenticate"].startswith("Bearer")
+
+
+async def test_transport_headers_stay_out_and_forwarded_ones_reach_the_rest_app() -> None:
+    seen: list[dict[str, str]] = []
+    rest = header_echo_app(seen)
+    Gateway(app=rest).mount(rest)
+    async with (
+        httpx2.AsyncClient(
+            transport=httpx2.ASGITransport(rest),
+            headers={"authorization": "Bearer t0k", "x-forwarded-for": "10.1.2.3", "x-request-id": "req-7"},
+        ) as http,
+        Client(streamable_http_client("http://localhost/mcp", http_client=http), mode="legacy") as client,
+    ):
+        await client.call_tool("call_function", {"name": "t.echo", "args": {}})
+    (headers,) = seen
+    assert headers["authorization"] == "Bearer t0k"
+    assert headers["x-forwarded-for"] == "10.1.2.3" and headers["x-request-id"] == "req-7"
+    assert not any(name.startswith("mcp-") for name in headers)
+    assert "text/event-stream" not in headers.get("accept", "")
+
+
+class SummaryArgs(BaseModel):
+    customer_id: int
+
+
+class Summary(BaseModel):
+    orders: int
+    spent_cents: int
+
+
+@composite("reports", summary="Count a customer's orders and what they spent")
+async def customer_summary(call: Caller, args: SummaryArgs) -> Summary:
+    page = await call.call("customers.list_customer_orders", {"customer_id": args.customer_id, "limit": 100})
+    items = page["items"]
+    return Summary(orders=len(items), spent_cents=sum(item["total_cents"] for item in items))
+
+
+async def test_composites_run_through_the_same_caller_with_the_callers_credentials() -> None:
+    app, _ = make_gateway(composites=[customer_summary], concepts={"Basket": Concept(text="The items of an order.")})
+    async with connect(app) as client:
+        result = await client.call_tool(
+            "call_function", {"name": "reports.customer_summary", "args": {"customer_id": 4}}
+        )
+        term = await client.call_tool("explain_term", {"name": "basket"})
+    async with connect(app, key=None) as nobody:
+        anonymous = await nobody.call_tool(
+            "call_function", {"name": "reports.customer_summary", "args": {"customer_id": 4}}
+        )
+    summary = json.loads(text(result))
+    assert summary["orders"] >= 1 and summary["spent_cents"] > 0
+    assert anonymous.is_error
+    assert "The items of an order." in text(term)
+
+
+async def test_construction_refuses_what_it_cannot_serve() -> None:
+    app = create_app()
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"tools": ["orders.nope"]}, "no function 'orders.nope'"),
+        ({"tools": ["orders.get_order", "orders.get_order"]}, "twice"),
+        ({"whoami": "orders.get_order"}, "required arguments (order_id)"),
+        ({"whoami": "users.missing"}, "no function 'users.missing'"),
+        ({"upstream": "http://example.invalid"}, "not both"),
+        ({"max_output_bytes": 10}, "max_output_bytes"),
+        ({"tools": ["orders.get_order"], "max_schema_nodes": 2}, "over the cap"),
+    ]
+    for options, message in cases:
+        with pytest.raises(ConfigError) as error:
+            Gateway(app=app, **options)
+        assert message in str(error.value), options
+
+
+async def test_the_python_api_offers_exactly_the_mcp_tools() -> None:
+    app, gateway = make_gateway()
+    async with app_lifespan(app):
+        headers = {"authorization": f"Bearer {ADMIN_KEY}"}
+        order = await gateway.call(headers, "orders.get_order", {"order_id": 1})
+        assert order["id"] == 1
+        with pytest.raises(RestError) as error:
+            await gateway.call(headers, "orders.get_order", {"order_id": 999})
+        assert error.value.status == 404
+        result = await gateway.call_tool(
+            headers, "call_function", {"name": "orders.get_order", "args": {"order_id": 1}}
+        )
+        assert not result.is_error and json.loads(result.texts[0])["id"] == 1
+        bad = await gateway.call_tool(headers, "describe_function", {"names": []})
+        assert bad.is_error
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_mounted_on_real_uvicorn_the_host_lifespan_serves_the_gateway(mode: str) -> None:
+    app, _ = make_gateway()
+    async with (
+        serve_http(app, lifespan="on") as base,
+        httpx2.AsyncClient(headers={"authorization": f"Bearer {ADMIN_KEY}"}) as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http), mode=mode) as client,
+    ):
+        result = await client.call_tool("call_function", {"name": "customers.get_customer", "args": {"customer_id": 1}})
+        assert not result.is_error
+        assert json.loads(text(result))["id"] == 1
+        assert (await http.get(f"{base}/mcp")).status_code == 405
