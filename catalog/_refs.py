@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote
+
+from catalog._pointer import MISSING, escape_token, lookup, split_fragment
 
 __all__ = ["SCHEMA_PREFIX", "RefResolver", "decode_pointer", "encode_pointer_token"]
 
@@ -14,19 +15,10 @@ _MAX_CHAIN = 64
 
 def decode_pointer(ref: str) -> list[str] | None:
     """The tokens of a local JSON pointer ref (`#/a/b~1c` → ['a', 'b/c']), or None when it is not local."""
-    if not ref.startswith("#"):
-        return None
-    fragment = unquote(ref[1:])
-    if fragment == "":
-        return []
-    if not fragment.startswith("/"):
-        return None
-    return [token.replace("~1", "/").replace("~0", "~") for token in fragment[1:].split("/")]
+    return split_fragment(ref[1:]) if ref.startswith("#") else None
 
 
-def encode_pointer_token(token: str) -> str:
-    """Escape one token for a JSON pointer (RFC 6901 §3)."""
-    return token.replace("~", "~0").replace("/", "~1")
+encode_pointer_token = escape_token
 
 
 class RefResolver:
@@ -44,18 +36,9 @@ class RefResolver:
         if ref in self._cache:
             return self._cache[ref]
         tokens = decode_pointer(ref)
-        value: Any = None
-        if tokens is not None:
-            value = self._document
-            for token in tokens:
-                if isinstance(value, Mapping):
-                    value = value.get(token)
-                elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
-                    value = value[int(token)]
-                else:
-                    value = None
-                if value is None:
-                    break
+        value = None if tokens is None else lookup(self._document, tokens)
+        if value is MISSING:
+            value = None
         self._cache[ref] = value
         return value
 

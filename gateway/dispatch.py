@@ -251,8 +251,16 @@ class Transport:
         if (app is None) == (upstream is None):
             raise ValueError("give exactly one of app or upstream")
         self.in_process = app is not None
+        #: Lifespan state of the wrapped app (ASGI lifespan spec 2.0), copied into every request's scope.
+        self.state: dict[str, Any] | None = None
         if app is not None:
-            transport: httpx2.AsyncBaseTransport = httpx2.ASGITransport(app=app, raise_app_exceptions=True)
+
+            async def with_state(scope: Any, receive: Any, send: Any) -> None:
+                if self.state is not None and scope["type"] == "http":
+                    scope = {**scope, "state": dict(self.state)}
+                await app(scope, receive, send)
+
+            transport: httpx2.AsyncBaseTransport = httpx2.ASGITransport(app=with_state, raise_app_exceptions=True)
             base_url = "http://rest.internal"
         else:
             transport = httpx2.AsyncHTTPTransport(retries=0)

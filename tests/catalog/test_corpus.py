@@ -75,3 +75,24 @@ def test_function_names_are_unique_and_every_operation_is_a_function() -> None:
     catalog = corpus_catalog("github-api.github.com.json")
     names = [function.name for function in catalog.functions()]
     assert len(names) == len(set(names)) == 1223
+
+
+def _numbers_as_floats(value: object) -> object:
+    """Redocly's bundle writes 10.0 as 10 and rounds 2**64 - 1; compare numbers as floats."""
+    if isinstance(value, dict):
+        return {key: _numbers_as_floats(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_numbers_as_floats(item) for item in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def test_the_multi_file_digitalocean_tree_gives_the_same_catalog_as_its_bundled_twin() -> None:
+    multifile = catalog_snapshot(corpus_catalog("digitalocean-public-v2.multifile"))
+    bundled = catalog_snapshot(corpus_catalog("digitalocean-public-v2.bundled.yaml"))
+    assert [f["name"] for m in multifile["modules"] for f in m["functions"]] == [
+        f["name"] for m in bundled["modules"] for f in m["functions"]
+    ]
+    assert [t["name"] for t in multifile["terms"]] == [t["name"] for t in bundled["terms"]]
+    assert _numbers_as_floats(multifile) == _numbers_as_floats(bundled)

@@ -1,0 +1,68 @@
+"""The `mcp-gateway catalog ...` commands: output for people, errors on stderr, exit codes scripts rely on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gateway.cli import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main
+from tests.corpus import CORPUS
+
+PETSTORE = str(CORPUS / "swagger-petstore-v3.yaml")
+
+
+def test_check_prints_counts_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "check", PETSTORE]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("Swagger Petstore - OpenAPI 3.0")
+    assert "3 modules, 19 functions, 6 terms" in out
+
+
+def test_check_refuses_swagger_2_on_stderr_with_exit_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "check", str(CORPUS / "oai-uber-swagger2.json")]) == EXIT_REFUSED
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "Swagger '2.0'" in captured.err and "swagger2openapi" in captured.err
+
+
+def test_a_missing_file_is_refused_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "check", str(tmp_path / "nope.yaml")]) == EXIT_REFUSED
+    assert "nope.yaml" in capsys.readouterr().err
+
+
+def test_search_describe_and_term_render_what_the_agent_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "search", PETSTORE, "find pets by status"]) == EXIT_OK
+    assert capsys.readouterr().out.startswith("pet.find_pets_by_status(")
+    assert main(["catalog", "describe", PETSTORE, "pet.add_pet", "store.place_order"]) == EXIT_OK
+    described = capsys.readouterr().out
+    assert described.startswith("pet.add_pet(") and "\n\nstore.place_order(" in described
+    assert main(["catalog", "term", PETSTORE, "pet"]) == EXIT_OK
+    assert capsys.readouterr().out.startswith("Pet\n")
+
+
+def test_unknown_names_exit_one_with_suggestions(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "describe", PETSTORE, "pet.add_pets"]) == EXIT_REFUSED
+    assert "did you mean pet.add_pet" in capsys.readouterr().err
+
+
+def test_snapshot_writes_stable_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "snap.json"
+    assert main(["catalog", "snapshot", PETSTORE, "-o", str(target)]) == EXIT_OK
+    first = target.read_text(encoding="utf-8")
+    assert main(["catalog", "snapshot", PETSTORE]) == EXIT_OK
+    assert capsys.readouterr().out == first
+    assert [m["name"] for m in json.loads(first)["modules"]] == ["pet", "store", "user"]
+
+
+def test_the_demo_is_a_spec_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "search", "demo", "who am i"]) == EXIT_OK
+    assert "users.get_current_user(" in capsys.readouterr().out
+
+
+def test_wrong_usage_exits_two(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == EXIT_USAGE
+    with pytest.raises(SystemExit) as exit_info:
+        main(["catalog", "search"])
+    assert exit_info.value.code == EXIT_USAGE
