@@ -18,6 +18,17 @@ $(STAMP): pyproject.toml
 $(TOOLS_STAMP): scripts/install-node-tools
 	scripts/install-node-tools
 
+# Debian's Chromium and playwright-core, for the page tests (scripts/install-browser).
+BROWSER_STAMP := .tools/browser/.installed
+$(BROWSER_STAMP): scripts/install-browser
+	scripts/install-browser
+
+# redis-server for the OAuth token-store tests (they start their own on a free port; no service runs).
+REDIS_STAMP := .tools/.redis-installed
+$(REDIS_STAMP): scripts/install-redis
+	scripts/install-redis
+	mkdir -p .tools && touch $(REDIS_STAMP)
+
 serve: $(STAMP)
 	$(BIN)/mcp-gateway serve
 
@@ -28,7 +39,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) $(TOOLS_STAMP)
+unit: $(STAMP) $(TOOLS_STAMP) $(REDIS_STAMP) $(BROWSER_STAMP)
 	$(BIN)/pytest --cov --cov-report=term:skip-covered
 
 test: lint typecheck unit

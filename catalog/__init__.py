@@ -11,7 +11,7 @@ from catalog.composite import Caller, Composite, Concept, composite
 from catalog.errors import CatalogConfigError, CatalogError, DocumentError, SchemaTooLargeError, UnknownNameError
 from catalog.loading import Document, DocumentWarning, load_app_document, load_document
 from catalog.model import Arg, Catalog, Function, Module, Term
-from catalog.search import SearchResult, search
+from catalog.search import SearchResult
 from catalog.snapshot import catalog_snapshot, dump_snapshot
 
 __all__ = [
@@ -38,5 +38,4 @@ __all__ = [
     "load_app_document",
     "load_catalog",
     "load_document",
-    "search",
 ]

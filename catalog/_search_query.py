@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Final
 
 from catalog._search_text import STOPWORDS, stem, words
@@ -47,6 +48,14 @@ _STATES: Final = frozenset(
     "private public internal visible hidden invisible default primary active inactive available unavailable "
     "readonly archived unarchived locked unlocked required optional enabled disabled paid unpaid".split()
 )
+#: Words that qualify a thing more than they name it ("sub-account" is an account).
+_MODIFIERS: Final = frozenset(
+    stem(word)
+    for word in (
+        "sub", "open", "closed", "active", "inactive", "pending", "archived", "draft", "resolved", "unresolved",
+        "recent", "latest", "unread",
+    )
+)  # fmt: skip
 #: "can this person write to…", "am I allowed to…": a question about permissions.
 _MAY: Final = re.compile(r"\b(can|may)\s+(i|we|this|that|the|a|he|she|they|user|person|someone|somebody)\b|\ballowed\b")
 #: "stop following", "stop watching": the activity undone.
@@ -89,10 +98,26 @@ class Query:
     leading: frozenset[str] = frozenset()
     #: The verbs that say what the query wants, outside clauses: a function name that starts with one fits.
     main_verbs: frozenset[str] = frozenset()
+    #: States the query sets something to ("private" in "make a repository private").
+    settings: frozenset[str] = frozenset()
     #: Every stem and synonym it matches, with the best weight.
     variants: dict[str, float] = field(default_factory=dict)
 
-    @property
+    @cached_property
+    def focus(self) -> frozenset[str]:
+        """The stems of what the query is about, said outright: not context, not implied, not verbs."""
+        return (
+            frozenset(
+                word
+                for concept in self.concepts
+                if concept.weight >= 1.0
+                for word, weight in concept.variants.items()
+                if weight >= 1.0 and word not in self.verbs
+            )
+            | self.settings
+        )
+
+    @cached_property
     def stems(self) -> frozenset[str]:
         """The stems the query says (or implies), without synonyms."""
         found = {word for concept in self.concepts for word, weight in concept.variants.items() if weight >= 1}
@@ -100,13 +125,19 @@ class Query:
 
 
 def parse_query(text: str) -> Query:
-    """Understand a free-text query: its concepts (synonymous verbs merged into one), intents and verbs."""
+    """Understand a free-text query: its concepts (synonymous verbs merged into one), intents and verbs.
+
+    Reads the words in order: prepositions and clauses ("when…", "to create…") make what follows context;
+    a leading verb ("log a bug", "dial a number") gives an intent and maybe an object; intent verbs in their
+    base form give intents; past, -ing and -s forms describe rather than ask; questions read.
+    """
     lowered = _FILLER_ME.sub(r"\1", text.lower())
     notify = _NOTIFY_WHEN.search(lowered) is not None
     lowered = _SELF.sub(" me user ", lowered)
     lowered, stopped = _stop_doing(lowered)
     said: list[tuple[str, float]] = [("webhook", IMPLIED_WEIGHT)] if notify else []
-    if _MAY.search(lowered):
+    may = _MAY.search(lowered) is not None
+    if may:
         said.append(("permission", IMPLIED_WEIGHT))
     intents: set[Intent] = {"delete"} if stopped else set()
     context = clause = plural = started = False
@@ -114,8 +145,10 @@ def parse_query(text: str) -> Query:
     # (logs, audit logs), so it only counts where a function name starts with it.
     leading_verbs: set[str] = set()
     main: set[str] = set()
+    settings: set[str] = set()
     split = words(lowered)
-    asks = bool(split) and split[0] in _ASKING
+    # "who…", "which…", "can this user…": asking about something reads it, whatever verbs follow.
+    asks = may or (bool(split) and split[0] in _ASKING)
     question = asks or any(word in QUESTION_WORDS for word in split)
     for position, word in enumerate(split):
         previous = split[position - 1] if position else ""
@@ -132,9 +165,13 @@ def parse_query(text: str) -> Query:
             intents.add("read")
             continue
         if word in _STATES and intents & {"create", "write"}:
-            # "make a repository private": making something a state is an update, whatever the verb.
+            # "make a repository private": making something a state is an update, whatever the verb; the state is
+            # a value the update sets, which counts where the function takes it (see the index), not as a word.
             intents = (intents - {"create", "write"}) | {"update"}
             said = [(stemmed, weight) for stemmed, weight in said if INTENTS.get(stemmed) not in ("create", "write")]
+            said.append((stem(word), INFLECTED_WEIGHT))
+            settings.add(stem(word))
+            continue
         if word in QUESTION_WORDS or len(word) < 2 or word in STOPWORDS or word.isdigit():
             continue
         stemmed = stem(word)
@@ -147,9 +184,11 @@ def parse_query(text: str) -> Query:
         started = True
         if (
             first
+            and not asks
             and stemmed in LEADING
             and following
             and not _plural(word)
+            and not _inflected(word)
             and (stemmed in ALWAYS_VERBS or not _plural(following))
         ):
             intent, extras = LEADING[stemmed]
@@ -167,23 +206,27 @@ def parse_query(text: str) -> Query:
             weight = min(weight, INFLECTED_WEIGHT)
         elif not context and stemmed not in INTENTS and _plural(word):
             plural = True
+        if stemmed in _MODIFIERS:
+            weight *= INFLECTED_WEIGHT
         said.append((stemmed, weight))
     if question and not intents:
         intents.add("read")
     if plural and intents <= {"read"}:
         # "read the messages of a channel": many things to read is a list.
         intents = {"list"}
-    return _query(said, intents, frozenset(leading_verbs), frozenset(main | leading_verbs))
+    return _query(said, intents, frozenset(leading_verbs), frozenset(main | leading_verbs), frozenset(settings))
 
 
 def _stop_doing(text: str) -> tuple[str, bool]:
-    """ "stop following someone" → "unfollow someone": stopping an activity is its undoing."""
+    """The text with "stop following" as "unfollow follow" (stopping is undoing), and whether it had any."""
     changed = _STOP_DOING.sub(lambda match: f"un{match.group(1)} {match.group(1)}", text)
     return changed, changed != text
 
 
 def _undone(stemmed: str) -> str:
     """`unpin` → pin, `reassign` → assign, `reopen` → open: the verb under an un- or re- prefix, or ""."""
+    if stemmed in VERBS:
+        return ""  # a verb of its own: "remove" is no re-move
     for prefix in ("un", "re"):
         rest = stemmed[len(prefix) :]
         if stemmed.startswith(prefix) and len(rest) >= 3 and (rest in VERBS or rest in INTENTS or rest in LEADING):
@@ -203,7 +246,13 @@ def _inflected(word: str) -> bool:
     return word in _IRREGULAR_PAST or word.endswith(("ed", "ing"))
 
 
-def _query(said: list[tuple[str, float]], intents: set[Intent], leading: frozenset[str], main: frozenset[str]) -> Query:
+def _query(
+    said: list[tuple[str, float]],
+    intents: set[Intent],
+    leading: frozenset[str],
+    main: frozenset[str],
+    settings: frozenset[str],
+) -> Query:
     weights: dict[str, float] = {}
     for stemmed, weight in said:
         weights[stemmed] = max(weight, weights.get(stemmed, 0.0))
@@ -234,5 +283,6 @@ def _query(said: list[tuple[str, float]], intents: set[Intent], leading: frozens
         verbs=frozenset((said_stems | leading) & (VERBS | set(INTENTS) | leading)),
         leading=leading,
         main_verbs=main,
+        settings=settings,
         variants=variants,
     )

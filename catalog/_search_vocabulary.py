@@ -68,7 +68,7 @@ _VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("configure", "configuration", "config"),
     ("authenticate", "authentication", "authorize", "authorization", "login", "auth", "oauth"),
     ("transcribe", "transcription", "transcript"),
-    ("record", "recording"),
+    ("record", "recording", "tape"),
     ("spend", "spent", "spending", "usage", "consumption"),
 )
 
@@ -80,7 +80,7 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("invoice", "bill"),
     ("customer", "client", "buyer", "shopper", "purchaser", "payer"),
     ("user", "member", "account", "person", "people", "profile", "individual", "employee", "teammate"),
-    ("me", "myself", "self", "current", "authenticated", "viewer", "whoami", "my", "mine", "own"),
+    ("me", "myself", "current", "authenticated", "viewer", "whoami", "my", "mine", "own"),
     ("message", "chat", "text", "sms", "mms", "dm", "post", "say"),
     ("file", "upload", "attachment", "document", "doc", "content", "blob"),
     ("folder", "directory", "dir"),
@@ -107,7 +107,7 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("task", "todo", "assignment", "chore"),
     ("project", "board"),
     ("emoji", "reaction", "emoticon", "thumbs"),
-    ("role", "permission"),
+    ("role", "permission", "rank"),
     ("access", "permission", "collaborator", "collaboration"),
     ("favorite", "star", "bookmark"),
     ("worklog", "timesheet", "hours", "logged", "time"),
@@ -147,6 +147,7 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("recording", "audio"),
     ("thread", "discussion"),
     ("meeting", "conference"),
+    ("service", "system"),
     ("participant", "attendee", "caller", "people"),
     ("queue", "waiting"),
     ("dependency", "blocker", "prerequisite"),
@@ -157,7 +158,7 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
 
 #: Query words that say what the caller wants to do, and the intent they signal.
 _INTENT_WORDS: Final[dict[Intent, tuple[str, ...]]] = {
-    "list": ("list", "all", "browse", "enumerate", "every", "everything", "history"),
+    "list": ("list", "all", "browse", "enumerate", "every", "everything", "history", "find", "search"),
     "read": ("get", "fetch", "retrieve", "read", "show", "view", "see", "display", "look", "inspect", "download"),
     "create": (
         "create", "add", "make", "new", "submit", "register", "insert", "generate", "establish", "write", "buy",
@@ -213,18 +214,26 @@ _LEADING: Final[dict[str, tuple[Intent, tuple[str, ...]]]] = {
     "invite": ("create", ("invite",)),
     "ship": ("create", ("release",)),
     "land": ("write", ("merge",)),
+    "charge": ("create", ("charge", "payment")),
+    "pay": ("create", ("payment",)),
+    "bill": ("create", ("invoice",)),
+    "invoice": ("create", ("invoice",)),
+    "refund": ("create", ("refund",)),
     "trigger": ("create", ()),
     "run": ("write", ()),
 }
 
 #: Leading words that are verbs whatever follows ("record hours", "log time"); others are verbs only when no
 #: plural follows ("open incidents" lists them).
-ALWAYS_VERBS: Final = frozenset({"log", "record", "dial", "ring", "land", "trigger", "book", "fork", "invit"})
+_ALWAYS_VERBS: Final = ("log", "record", "dial", "ring", "land", "trigger", "book", "fork", "invite")
 
 #: Words that bring others along wherever they are in a query.
 _IMPLIES: Final[dict[str, tuple[str, ...]]] = {
     "who": ("user",),
     "whom": ("user",),
+    "someone": ("user",),
+    "somebody": ("user",),
+    "anyone": ("user",),
 }
 
 #: Question words: a query that asks one wants to read.
@@ -256,6 +265,9 @@ VERBS: Final = frozenset(_stemmed(word) for group in _VERB_GROUPS for word in gr
     _stemmed(word)
     for word in ("all", "every", "index", "new", "content", "attachment", "payment", "charge", "usage", "config")
 )
+
+#: Stems of the leading words that are verbs whatever follows.
+ALWAYS_VERBS: Final = frozenset(_stemmed(word) for word in _ALWAYS_VERBS)
 
 #: Stem of a leading query word → its intent and the stems it brings.
 LEADING: Final[dict[str, tuple[Intent, tuple[str, ...]]]] = {

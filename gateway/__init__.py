@@ -13,6 +13,8 @@ from __future__ import annotations
 from gateway.app import Gateway
 from gateway.credentials import AuthFunc, bearer_passthrough, bearer_to_headers
 from gateway.errors import ArgumentError, ConfigError, CredentialError, GatewayError, RestError, ToolError
+from gateway.research import DataSource, ResearchConfig
+from gateway.scripting import ScriptConfig
 from gateway.server import McpEndpoint
 from gateway.stdio import run_stdio
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
@@ -23,13 +25,16 @@ __all__ = [
     "AuthFunc",
     "ConfigError",
     "CredentialError",
+    "DataSource",
     "EmbeddedResource",
     "Gateway",
     "GatewayError",
     "ImageContent",
     "McpEndpoint",
     "RequestInfo",
+    "ResearchConfig",
     "RestError",
+    "ScriptConfig",
     "StreamableHttpApp",
     "TextContent",
     "ToolError",

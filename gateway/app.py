@@ -23,6 +23,9 @@ from gateway.credentials import AuthFunc, bearer_passthrough
 from gateway.dispatch import Transport
 from gateway.errors import ConfigError, CredentialError
 from gateway.lifespan import app_lifespan
+from gateway.reference import ReferencePage, reference_page
+from gateway.research import ResearchConfig, research_tools
+from gateway.scripting import ScriptConfig, ScriptTool
 from gateway.server import McpEndpoint
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
 from gateway.tooling import RequestInfo, ToolResult, ToolSpec
@@ -41,7 +44,11 @@ class Gateway:
 
     Give `app` (an ASGI app, e.g. FastAPI; its own `openapi()` is the spec unless `spec` is given) or
     `upstream` (a base URL) with `spec`. Construction loads and checks everything and raises ConfigError
-    (or the catalog's DocumentError) saying what to fix.
+    (or the catalog's DocumentError) saying what to fix. `research` (True, or a `ResearchConfig`) adds ChatGPT's
+    `search`/`fetch` pair for deep research and company knowledge after the fixed tools. `reference_path`
+    (e.g. "/reference") serves the reference page for people there, from `mount()` and `standalone()`.
+    `script` (a `ScriptConfig`) adds run_script right after the fixed tools; it needs `whoami`, which every run
+    calls first with the caller's credentials.
     """
 
     def __init__(
@@ -67,6 +74,9 @@ class Gateway:
         allowed_origins: Sequence[str] = (),
         max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
         extra_tools: Sequence[tuple[ToolSpec, ToolRunner]] = (),
+        research: bool | ResearchConfig = False,
+        reference_path: str | None = None,
+        script: ScriptConfig | None = None,
     ) -> None:
         if app is not None and upstream is not None:
             raise ConfigError("give app (in-process dispatch) or upstream (a base URL), not both")
@@ -74,9 +84,16 @@ class Gateway:
             raise ConfigError(f"max_output_bytes must be at least 1000, got {max_output_bytes!r}")
         if timeout <= 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        if reference_path is not None and not reference_path.startswith("/"):
+            raise ConfigError(
+                f"reference_path must be a URL path starting with '/', e.g. '/reference', not {reference_path!r}"
+            )
         if upstream is not None and not upstream.startswith(("http://", "https://")):
             raise ConfigError(f"upstream must be an http(s) base URL, got {upstream!r}")
         self.app = app
+        #: Where `mount()` and `standalone()` serve the reference page (see `reference_app`); None: not served.
+        self.reference_path = reference_path
+        self._reference: ReferencePage | None = None
         self.catalog = (
             catalog if catalog is not None else self._build(spec, app, composites, concepts, max_schema_nodes)
         )
@@ -87,6 +104,34 @@ class Gateway:
         self.auth = auth or bearer_passthrough()
         self.transport = Transport(app=app, upstream=upstream, timeout=timeout) if app or upstream else None
         self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=timeout)
+        #: The run_script tool when `script` is given; it owns the sandbox's worker processes (see lifespan()).
+        self.scripts: ScriptTool | None = None
+        if script is not None:
+            if not isinstance(script, ScriptConfig):
+                raise ConfigError(f"script must be a ScriptConfig, got {script!r}")
+            if whoami is None:
+                raise ConfigError(
+                    "run_script needs whoami: name a function that fails without valid credentials "
+                    "(e.g. whoami='users.get_current_user'); every script run calls it first"
+                )
+            self.scripts = ScriptTool(
+                config=script,
+                dispatcher=self.dispatcher,
+                rest_headers=self._rest_headers,
+                whoami=whoami,
+                max_output_bytes=max_output_bytes,
+                on_error=on_error,
+            )
+        script_extra = [(self.scripts.spec, self.scripts)] if self.scripts is not None else []
+        # ChatGPT's search/fetch pair goes right after the fixed tools (see gateway.research).
+        research_extra: list[tuple[ToolSpec, ToolRunner]] = []
+        if research is not False:
+            if not isinstance(research, ResearchConfig | bool):
+                raise ConfigError(f"research must be True, False or a ResearchConfig, got {research!r}")
+            config = research if isinstance(research, ResearchConfig) else ResearchConfig()
+            research_extra = research_tools(
+                self.catalog, self.dispatcher, self._rest_headers, config, max_output_bytes=max_output_bytes
+            )
         self.toolset = ToolSet(
             catalog=self.catalog,
             dispatcher=self.dispatcher,
@@ -96,7 +141,7 @@ class Gateway:
             promoted=tools,
             additive=additive,
             max_output_bytes=max_output_bytes,
-            extra=extra_tools,
+            extra=[*script_extra, *research_extra, *extra_tools],
         )
         self.instructions = instructions_for(self.catalog, instructions)
         self.endpoint = McpEndpoint(
@@ -192,20 +237,38 @@ class Gateway:
         return self.endpoint.http_app(security=self.security)
 
     def mount(self, app: Any, path: str = "/mcp") -> None:
-        """Serve the MCP endpoint at exactly `path` of a Starlette/FastAPI `app` (no trailing-slash redirect)."""
+        """Serve the MCP endpoint at exactly `path` of a Starlette/FastAPI `app` (no trailing-slash redirect),
+        and the reference page at `reference_path` when one was given."""
         router = getattr(app, "router", app)
         router.routes.insert(0, Route(path, self.asgi(), methods=["GET", "POST", "DELETE"]))
+        if self.reference_path is not None:
+            router.routes.insert(0, Route(self.reference_path, self.reference_app(), methods=["GET", "HEAD"]))
+
+    def reference_app(self) -> ReferencePage:
+        """The reference page as an ASGI app (GET/HEAD), for mounting anywhere; rendered once, on first request."""
+        if self._reference is None:
+            self._reference = ReferencePage(lambda: reference_page(self))
+        return self._reference
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
-        """Run the wrapped app's lifespan (when the gateway owns the app) and close connections at the end."""
+        """Run the wrapped app's lifespan (when the gateway owns the app) and close connections at the end.
+
+        With run_script, the sandbox's workers start here and are killed at the end.
+        """
         try:
+            if self.scripts is not None:
+                await self.scripts.start()
             if self.app is not None:
-                async with app_lifespan(self.app):
+                async with app_lifespan(self.app) as state:
+                    if self.transport is not None:
+                        self.transport.state = state
                     yield
             else:
                 yield
         finally:
+            if self.scripts is not None:
+                await self.scripts.aclose()
             if self.transport is not None:
                 await self.transport.aclose()
 
@@ -213,13 +276,16 @@ class Gateway:
         """A Starlette app serving the MCP endpoint at `path`, running the wrapped app's lifespan; for uvicorn."""
 
         async def info(request: Request) -> JSONResponse:
-            return JSONResponse({"name": self.name, "version": self.version, "mcp": path})
+            return JSONResponse(
+                {"name": self.name, "version": self.version, "mcp": path, "reference": self.reference_path}
+            )
 
         @asynccontextmanager
         async def lifespan(app: Starlette) -> AsyncIterator[None]:
             async with self.lifespan():
                 yield
 
-        return Starlette(
-            routes=[Route(path, self.asgi(), methods=["GET", "POST", "DELETE"]), Route("/", info)], lifespan=lifespan
-        )
+        routes = [Route(path, self.asgi(), methods=["GET", "POST", "DELETE"]), Route("/", info)]
+        if self.reference_path is not None:
+            routes.append(Route(self.reference_path, self.reference_app(), methods=["GET", "HEAD"]))
+        return Starlette(routes=routes, lifespan=lifespan)

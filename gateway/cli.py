@@ -1,6 +1,6 @@
 """The `mcp-gateway` command line: catalog inspection now, serving the gateway with the gateway package.
 
-Exit codes: 0 success, 1 the document was refused or a name is unknown, 2 wrong usage.
+Exit codes: 0 success, 1 the document was refused, a name is unknown or a snapshot check failed, 2 wrong usage.
 """
 
 from __future__ import annotations
@@ -73,10 +73,51 @@ def _parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="also accept this browser Origin (scheme://host[:port])",
     )
+    serve.add_argument(
+        "--reference-path",
+        default=os.environ.get("MCP_GATEWAY_REFERENCE_PATH"),
+        metavar="PATH",
+        help="serve the reference page for people at PATH (default: /reference for the demo, else off; '' for off)",
+    )
+    _oauth_options(serve)
+    _script_options(serve)
     serve.set_defaults(run=_serve)
     stdio = commands.add_parser("stdio", help="serve the gateway over stdio (Claude Desktop, Claude Code)")
     _gateway_options(stdio)
+    _script_options(stdio)
     stdio.set_defaults(run=_stdio)
+
+    surface = commands.add_parser("snapshot", help="the agent-facing surface as a committed file, checked in CI")
+    surface_actions = surface.add_subparsers(metavar="ACTION")
+    surface_check = surface_actions.add_parser(
+        "check",
+        help="compare the gateway's surface with SNAPSHOT; exit 1 on drift, with each change classified",
+        description="Compare what agents see (instructions, tools, modules, functions, terms) with the committed "
+        "SNAPSHOT file and print each change as breaking or non-breaking. Exit 1 when the --fail-on gate fails.",
+    )
+    surface_check.add_argument(
+        "snapshot", type=Path, metavar="SNAPSHOT", help="the snapshot file, e.g. snapshots/api.json"
+    )
+    _gateway_options(surface_check)
+    surface_check.add_argument("--update", action="store_true", help="rewrite SNAPSHOT to match (after review)")
+    surface_check.add_argument(
+        "--fail-on",
+        choices=("breaking", "any"),
+        default="any",
+        help="fail on breaking changes only, or on any change (default: any)",
+    )
+    surface_check.add_argument(
+        "--format",
+        choices=("text", "markdown", "github"),
+        default="text",
+        help="text for a terminal, markdown for a PR comment, github for workflow annotations (default: text)",
+    )
+    surface_check.set_defaults(run=_snapshot_check)
+
+    reference = commands.add_parser("reference", help="write the reference page: what agents see, for people")
+    _gateway_options(reference)
+    reference.add_argument("-o", "--output", type=Path, default=None, help="HTML file to write (default: stdout)")
+    reference.set_defaults(run=_reference)
     catalog = commands.add_parser("catalog", help="inspect the catalog an agent sees for an OpenAPI document")
     actions = catalog.add_subparsers(metavar="ACTION")
 
@@ -118,6 +159,30 @@ def _env_list(name: str) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def _script_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scripts",
+        action="store_true",
+        default=_env("SCRIPTS", "").lower() in ("1", "true", "yes"),
+        help="offer run_script, sandboxed JavaScript that chains calls (needs --whoami; the demo has one)",
+    )
+    parser.add_argument(
+        "--scripts-allow-writes",
+        action="store_true",
+        default=_env("SCRIPTS_ALLOW_WRITES", "").lower() in ("1", "true", "yes"),
+        help="let scripts call functions that change data (implies --scripts)",
+    )
+
+
+def _script_config(options: argparse.Namespace) -> dict[str, Any]:
+    """`script=` for the Gateway when --scripts or --scripts-allow-writes turns run_script on."""
+    from gateway.scripting import ScriptConfig
+
+    if not (options.scripts or options.scripts_allow_writes):
+        return {}
+    return {"script": ScriptConfig(allow_writes=options.scripts_allow_writes)}
+
+
 def _gateway_options(parser: argparse.ArgumentParser) -> None:
     source = parser.add_argument_group("what to serve (default: the bundled demo API)")
     source.add_argument("--spec", default=os.environ.get("MCP_GATEWAY_SPEC"), help="OpenAPI document: path or URL")
@@ -143,6 +208,12 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         metavar="FUNCTION",
         help="promote a catalog function to a tool of its own (repeatable)",
     )
+    parser.add_argument(
+        "--chatgpt-tools",
+        action="store_true",
+        default=_env("CHATGPT_TOOLS", "").lower() in ("1", "true", "yes"),
+        help="also serve ChatGPT's search/fetch pair over the catalog (deep research, company knowledge)",
+    )
     parser.add_argument("--timeout", type=float, default=float(_env("TIMEOUT", "30")), help="seconds per call")
     parser.add_argument("--max-output-bytes", type=int, default=int(_env("MAX_OUTPUT_BYTES", "24000")))
 
@@ -166,6 +237,7 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
             tools=options.tool,
             timeout=options.timeout,
             max_output_bytes=options.max_output_bytes,
+            research=options.chatgpt_tools,
             **extra,
         )
         return gateway, True
@@ -182,6 +254,7 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
         tools=options.tool,
         timeout=options.timeout,
         max_output_bytes=options.max_output_bytes,
+        research=options.chatgpt_tools,
         **extra,
     )
     return gateway, False
@@ -207,10 +280,28 @@ def _import_app(reference: str) -> Any:
 def _serve(options: argparse.Namespace, out: TextIO) -> int:
     import uvicorn
 
-    gateway, demo = _build_gateway(options, allowed_hosts=options.allowed_host, allowed_origins=options.allowed_origin)
+    demo = not (options.spec or options.app or options.upstream)
+    reference_path = options.reference_path if options.reference_path is not None else "/reference" if demo else None
     host = "127.0.0.1" if options.host in ("0.0.0.0", "::") else options.host  # noqa: S104 - only for the URL shown
-    url = f"http://{host}:{options.port}{options.path}"
+    oauth = _oauth_server(options, host, demo) if options.oauth else None
+    gateway, demo = _build_gateway(
+        options,
+        allowed_hosts=[*options.allowed_host, *(oauth.allowed_hosts if oauth else ())],
+        allowed_origins=options.allowed_origin,
+        reference_path=reference_path or None,
+        **({"auth": oauth.server.auth} if oauth else {}),
+        **_script_config(options),
+    )
+    url = oauth.server.config.resource if oauth else f"http://{host}:{options.port}{options.path}"
     print(f"{gateway.name}: {len(gateway.catalog.functions())} functions, MCP endpoint {url}", file=out)
+    if gateway.reference_path is not None:
+        print(f"Reference page: http://{host}:{options.port}{gateway.reference_path}", file=out)
+    if oauth is not None:
+        oauth.gateways.append(gateway)
+        print(
+            f"OAuth: add {url} as a custom connector in claude.ai or ChatGPT; people log in with their API key",
+            file=out,
+        )
     if demo:
         from gateway.demo import ADMIN_KEY, MEMBER_KEY
 
@@ -220,11 +311,15 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
             }
         }
         print(f"Demo API keys: {ADMIN_KEY} (admin), {MEMBER_KEY} (member)", file=out)
-        header = f'--header "Authorization: Bearer {ADMIN_KEY}"'
-        print(f"Claude Code:  claude mcp add --transport http demo-shop {url} {header}", file=out)
-        print(f"Client config: {json.dumps(config)}", file=out)
+        header = f'--header "Authorization: Bearer {ADMIN_KEY}"' if oauth is None else ""
+        print(f"Claude Code:  claude mcp add --transport http demo-shop {url} {header}".rstrip(), file=out)
+        if oauth is None:
+            print(f"Client config: {json.dumps(config)}", file=out)
     out.flush()
-    uvicorn.run(gateway.standalone(options.path), host=options.host, port=options.port, log_level="info")
+    app = gateway.standalone(options.path)
+    if oauth is not None:
+        oauth.server.mount(app)
+    uvicorn.run(app, host=options.host, port=options.port, log_level="info", proxy_headers=True)
     return EXIT_OK
 
 
@@ -233,7 +328,7 @@ def _stdio(options: argparse.Namespace, out: TextIO) -> int:
 
     from gateway.stdio import run_stdio
 
-    gateway, _ = _build_gateway(options)
+    gateway, _ = _build_gateway(options, **_script_config(options))
 
     async def run() -> None:
         token = os.environ.get("MCP_GATEWAY_TOKEN") or None
@@ -309,6 +404,119 @@ def _snapshot(options: argparse.Namespace, out: TextIO) -> int:
     else:
         options.output.write_text(text, encoding="utf-8")
     return EXIT_OK
+
+
+def _snapshot_check(options: argparse.Namespace, out: TextIO) -> int:
+    from gateway.snapshot import check_snapshot, render_check
+
+    gateway, _ = _build_gateway(options)
+    check = check_snapshot(gateway, options.snapshot, update=options.update)
+    accept = f"mcp-gateway snapshot check {options.snapshot} --update"
+    print(render_check(check, options.format, fail_on=options.fail_on, accept=accept), file=out)
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if options.format == "github" and summary and (check.diff or check.missing):
+        # GitHub Actions shows this file on the run's summary page: the same report, as Markdown.
+        with open(summary, "a", encoding="utf-8") as file:
+            file.write(render_check(check, "markdown", fail_on=options.fail_on, accept=accept) + "\n")
+    return EXIT_REFUSED if check.failed(options.fail_on) else EXIT_OK
+
+
+def _reference(options: argparse.Namespace, out: TextIO) -> int:
+    from gateway.reference import reference_page
+
+    gateway, _ = _build_gateway(options)
+    page = reference_page(gateway)
+    if options.output is None:
+        out.write(page)
+    else:
+        options.output.write_text(page, encoding="utf-8")
+        print(f"wrote {options.output} ({len(page.encode()) // 1024} KiB)", file=sys.stderr)
+    return EXIT_OK
+
+
+# OAuth: the CLI composes the oauth package with the gateway (the gateway itself never imports oauth).
+
+
+def _oauth_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("OAuth, for claude.ai and ChatGPT connectors (needs MCP_GATEWAY_OAUTH_SECRET)")
+    group.add_argument(
+        "--oauth",
+        action="store_true",
+        default=_env("OAUTH", "") not in ("", "0", "false"),
+        help="guard the MCP endpoint with OAuth 2.1; people log in with the API key they use with the REST API",
+    )
+    group.add_argument(
+        "--public-url",
+        default=os.environ.get("MCP_GATEWAY_PUBLIC_URL"),
+        metavar="URL",
+        help="the https base URL clients reach the gateway at (behind a proxy); default http://HOST:PORT",
+    )
+    group.add_argument(
+        "--oauth-store",
+        default=_env("OAUTH_STORE", ".mcp-gateway/oauth.sqlite3"),
+        metavar="PATH|URL",
+        help="where logins and tokens live: a SQLite file (default .mcp-gateway/oauth.sqlite3) or redis://host:port/db",
+    )
+    group.add_argument(
+        "--oauth-client",
+        action="append",
+        default=_env_list("OAUTH_CLIENTS"),
+        metavar="ID=REDIRECT_URI",
+        help="pre-register a public client with one redirect URI (repeatable)",
+    )
+
+
+class _OAuthSetup:
+    """The OAuth server of `serve --oauth`; its login checks keys through the gateway appended to `gateways`."""
+
+    def __init__(self, server: Any, allowed_hosts: list[str], gateways: list[Gateway]) -> None:
+        self.server = server
+        self.allowed_hosts = allowed_hosts
+        self.gateways = gateways
+
+
+def _oauth_server(options: argparse.Namespace, host: str, demo: bool) -> _OAuthSetup:
+    import secrets
+    from urllib.parse import urlsplit
+
+    from oauth import ApiKeyLogin, OAuthConfig, OAuthServer, PreregisteredClient, open_store
+    from oauth.errors import OAuthError
+
+    whoami = options.whoami or ("users.get_current_user" if demo else None)
+    if not whoami:
+        raise GatewayConfigError("--oauth needs --whoami FUNCTION: the login page checks each API key with it")
+    secret = os.environ.get("MCP_GATEWAY_OAUTH_SECRET", "")
+    if not secret:
+        secret = secrets.token_urlsafe(32)
+        print(
+            "mcp-gateway: MCP_GATEWAY_OAUTH_SECRET is not set; using a random one, so every login ends when the "
+            "gateway stops. Set it to 32 or more random characters to keep logins.",
+            file=sys.stderr,
+        )
+    base = (options.public_url or f"http://{host}:{options.port}").rstrip("/")
+    clients = []
+    for entry in options.oauth_client:
+        client_id, separator, redirect_uri = entry.partition("=")
+        if not separator:
+            raise GatewayConfigError(f"--oauth-client takes ID=REDIRECT_URI, not {entry!r}")
+        clients.append(PreregisteredClient(client_id=client_id, redirect_uris=(redirect_uri,)))
+    gateways: list[Gateway] = []
+
+    async def check(headers: Any) -> Any:
+        return await gateways[0].call(headers, whoami, {})
+
+    try:
+        config = OAuthConfig(
+            issuer=base,
+            resource=f"{base}{options.path}",
+            secret_key=secret.encode(),
+            resource_name=options.name or ("Demo shop" if demo else "MCP server"),
+            clients=tuple(clients),
+        )
+        server = OAuthServer(config, login=ApiKeyLogin(check), store=open_store(options.oauth_store))
+    except OAuthError as error:
+        raise GatewayConfigError(f"--oauth: {error}") from error
+    return _OAuthSetup(server, [urlsplit(base).netloc], gateways)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,10 @@ import binascii
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import quote
+from typing import Any, Final
+from urllib.parse import quote, unquote
 
+import anyio
 import httpx2
 
 from catalog.model import Arg, Function
@@ -23,6 +24,13 @@ __all__ = ["HttpResponse", "RestRequest", "Transport", "build_request"]
 
 _FORM = "application/x-www-form-urlencoded"
 _MULTIPART = "multipart/form-data"
+_IN_PROCESS_HOST: Final = "rest.internal"
+#: What httpx2's client would add; no Accept-Encoding, so the app answers uncompressed bytes.
+_IN_PROCESS_HEADERS: Final = (
+    (b"accept", b"*/*"),
+    (b"user-agent", f"python-httpx2/{httpx2.__version__}".encode()),
+)
+_BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -245,7 +253,12 @@ def _form_pairs(prefix: str, value: Any) -> list[tuple[str, str]]:
 
 
 class Transport:
-    """Sends RestRequests to an ASGI app in-process or to an upstream base URL, with one pooled client."""
+    """Sends RestRequests to an ASGI app in-process or to an upstream base URL over one pooled client.
+
+    In-process, the request is handed to the app as one ASGI call (no HTTP client in between): an exception
+    the app raises propagates to the caller, and the app sees what httpx2's ASGITransport would show it
+    (Host `rest.internal`, client 127.0.0.1), less Accept-Encoding, so bodies come back uncompressed.
+    """
 
     def __init__(self, *, app: Any = None, upstream: str | None = None, timeout: float = 30.0) -> None:
         if (app is None) == (upstream is None):
@@ -253,15 +266,10 @@ class Transport:
         self.in_process = app is not None
         #: Lifespan state of the wrapped app (ASGI lifespan spec 2.0), copied into every request's scope.
         self.state: dict[str, Any] | None = None
+        self._app = app
         if app is not None:
-
-            async def with_state(scope: Any, receive: Any, send: Any) -> None:
-                if self.state is not None and scope["type"] == "http":
-                    scope = {**scope, "state": dict(self.state)}
-                await app(scope, receive, send)
-
-            transport: httpx2.AsyncBaseTransport = httpx2.ASGITransport(app=with_state, raise_app_exceptions=True)
-            base_url = "http://rest.internal"
+            transport: httpx2.AsyncBaseTransport = httpx2.ASGITransport(app=app, raise_app_exceptions=True)
+            base_url = f"http://{_IN_PROCESS_HOST}"
         else:
             transport = httpx2.AsyncHTTPTransport(retries=0)
             base_url = str(upstream).rstrip("/")
@@ -276,6 +284,8 @@ class Transport:
             all_headers[name] = value
         if request.content_type is not None:
             all_headers["content-type"] = request.content_type
+        if self._app is not None:
+            return await self._send_in_process(self._app, request, all_headers)
         url = self._client.base_url.copy_with(raw_path=_raw_path(self._client.base_url, request))
         response = await self._client.request(
             request.method,
@@ -292,9 +302,89 @@ class Transport:
             body=response.content,
         )
 
+    async def _send_in_process(self, app: Any, request: RestRequest, headers: httpx2.Headers) -> HttpResponse:
+        content = request.content or b""
+        if request.data or request.files:
+            # Form and multipart bodies are encoded by httpx2 (boundary and all), as for an upstream call.
+            encoded = httpx2.Request(
+                request.method,
+                f"http://{_IN_PROCESS_HOST}/",
+                data=dict(_group(request.data)),
+                files=list(request.files) or None,
+            )
+            content = encoded.read()
+            headers.setdefault("content-type", encoded.headers["content-type"])
+        raw_headers = [(name.lower(), value) for name, value in headers.raw]
+        present = {name for name, _ in raw_headers}
+        if b"host" not in present:
+            raw_headers.append((b"host", _IN_PROCESS_HOST.encode()))
+        raw_headers.extend(item for item in _IN_PROCESS_HEADERS if item[0] not in present)
+        if (content or request.method in _BODY_METHODS) and b"content-length" not in present:
+            raw_headers.append((b"content-length", str(len(content)).encode()))
+        raw_path = _raw_path(httpx2.URL(), request)
+        path, _, query = raw_path.partition(b"?")
+        scope: dict[str, Any] = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": request.method,
+            "headers": raw_headers,
+            "scheme": "http",
+            "path": unquote(path.decode("ascii")),
+            "raw_path": path,
+            "query_string": query,
+            "server": (_IN_PROCESS_HOST, None),
+            "client": ("127.0.0.1", 123),
+            "root_path": "",
+        }
+        if self.state is not None:
+            scope["state"] = dict(self.state)
+        return await _call_app(app, scope, content, head=request.method == "HEAD")
+
     async def aclose(self) -> None:
         """Close pooled connections."""
         await self._client.aclose()
+
+
+async def _call_app(app: Any, scope: dict[str, Any], content: bytes, *, head: bool) -> HttpResponse:
+    """One ASGI HTTP exchange with `app` (ASGI 3.0 HTTP spec): the body in one message, the answer collected."""
+    body_sent = False
+    complete = anyio.Event()
+    status: int | None = None
+    response_headers: list[tuple[bytes, bytes]] = []
+    parts: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal body_sent
+        if not body_sent:
+            body_sent = True
+            return {"type": "http.request", "body": content, "more_body": False}
+        # ASGI: after the body, receive() blocks until the client goes away, i.e. once the answer is complete.
+        await complete.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: Mapping[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = message["status"]
+            response_headers.extend(message.get("headers", ()))
+        elif message["type"] == "http.response.body":
+            chunk = message.get("body", b"")
+            if chunk and not head:
+                parts.append(chunk)
+            if not message.get("more_body", False):
+                complete.set()
+
+    await app(scope, receive, send)
+    if status is None or not complete.is_set():
+        raise RuntimeError("the app returned without sending a complete HTTP response")
+    folded: dict[str, str] = {}
+    for raw_name, raw_value in response_headers:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        folded[name] = f"{folded[name]}, {value}" if name in folded else value
+    return HttpResponse(
+        status=status, reason=httpx2.codes.get_reason_phrase(status), headers=folded, body=b"".join(parts)
+    )
 
 
 def _group(pairs: Sequence[tuple[str, str]]) -> dict[str, str | list[str]]:

@@ -16,14 +16,35 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
+import anyio
+import pydantic_core
+from mcp.server.connection import Connection
+from mcp.server.runner import serve_one
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.dispatcher import CallOptions
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import (
+    DEFAULT_NEGOTIATED_VERSION,
+    ErrorData,
+    JSONRPCError,
+    JSONRPCRequest,
+    JSONRPCResponse,
+    RequestId,
+    jsonrpc_message_adapter,
+)
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 from starlette.requests import Request
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from gateway.errors import ConfigError, CredentialError
 from gateway.tooling import RequestInfo
@@ -163,6 +184,17 @@ def _headers(scope: Scope) -> dict[str, str]:
     return headers
 
 
+def _is_json(content_type: str) -> bool:
+    # Exactly the SDK transport's Content-Type test, so the two paths take the same requests.
+    return any(part.strip() == "application/json" for part in content_type.split(";")[0].split(","))
+
+
+def _accepts_json(request: Request) -> bool:
+    # As `mcp.server.streamable_http.check_accept_headers` reads Accept (RFC 9110 §12.5.1 wildcards).
+    accepted = [part.split(";", 1)[0].strip().lower() for part in request.headers.get("accept", "").split(",")]
+    return any(media in ("application/json", "application/*", "*/*") for media in accepted)
+
+
 def request_info(request: object) -> RequestInfo:
     """The `RequestInfo` the transport attached to an SDK request context's HTTP request."""
     if isinstance(request, Request):
@@ -188,6 +220,77 @@ async def _reject(send: Send, status: int, message: str, headers: Mapping[str, s
     await send({"type": "http.response.body", "body": body})
 
 
+#: Methods the single-exchange path serves: the ones an agent sends again and again.
+_SINGLE_EXCHANGE_METHODS: Final = frozenset({"tools/call", "tools/list"})
+
+
+@dataclass(eq=False)
+class _SingleExchange:
+    """The SDK `DispatchContext` of one stateless JSON request: no back-channel, nothing sent before the answer.
+
+    What the SDK's legacy stateless transport offers a handler too: its back-channel cannot deliver requests
+    (`can_send_request=False`), and in JSON-response mode notifications scoped to the request have no wire.
+    """
+
+    transport: TransportContext
+    request_id: RequestId
+    message_metadata: ServerMessageMetadata
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    can_send_request: bool = False
+
+    async def send_raw_request(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> dict[str, Any]:
+        raise NoBackChannelError(method)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None) -> None:
+        return None
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        return None
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
+    """The ASGI messages read and the whole body, or None for the body when it is over `limit` or incomplete."""
+    messages: list[Message] = []
+    size = 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":
+            return messages, None
+        size += len(message.get("body", b""))
+        if size > limit:
+            return messages, None
+        if not message.get("more_body", False):
+            return messages, b"".join(m.get("body", b"") for m in messages)
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A `receive` that yields `messages` again, then reads on."""
+    pending = deque(messages)
+
+    async def replayed() -> Message:
+        return pending.popleft() if pending else await receive()
+
+    return replayed
+
+
+def _single_request(body: bytes) -> JSONRPCRequest | None:
+    """The JSON-RPC request the single-exchange path serves, or None when the SDK's own path must answer."""
+    try:
+        raw = pydantic_core.from_json(body)
+    except ValueError:
+        return None
+    if not isinstance(raw, dict) or "id" not in raw or raw.get("method") not in _SINGLE_EXCHANGE_METHODS:
+        return None
+    try:
+        message = jsonrpc_message_adapter.validate_python(raw, by_name=False)
+    except ValidationError:
+        return None
+    return message if isinstance(message, JSONRPCRequest) else None
+
+
 async def _serve_lifespan(receive: Receive, send: Send) -> None:
     # Nothing to start: every request is served on its own. Answering lets uvicorn run the app bare.
     while True:
@@ -206,16 +309,30 @@ class StreamableHttpApp:
     as MCP 2025-11-25 allows a server that offers no SSE stream and no session. Every protocol version the SDK
     knows is served: a request whose `MCP-Protocol-Version` header names 2026-07-28 takes the SDK's
     single-exchange path, any other the initialize-handshake path.
+
+    With `single_exchange` (the default), a `tools/call` or `tools/list` request of the handshake era that the
+    SDK's stateless transport would accept as is (Accept and Content-Type JSON, a known or absent protocol
+    version, a body under the cap that is one valid JSON-RPC request) runs through the SDK's single-exchange
+    kernel (`mcp.server.runner.serve_one`: the same validation, middleware, tracing, per-version result sieve
+    and error mapping) without the per-request session manager, streams and task group, which cost more than
+    the tool call itself. The answer is what the SDK's stateless JSON transport sends, byte for byte; every
+    other request goes to the SDK's transport unchanged.
     """
 
     def __init__(
-        self, endpoint: McpEndpoint, *, security: TransportSecurity, max_body_bytes: int = 4 * 1024 * 1024
+        self,
+        endpoint: McpEndpoint,
+        *,
+        security: TransportSecurity,
+        max_body_bytes: int = 4 * 1024 * 1024,
+        single_exchange: bool = True,
     ) -> None:
         if max_body_bytes <= 0:
             raise ConfigError(f"max_body_bytes must be a positive number of bytes, got {max_body_bytes!r}")
         self.endpoint = endpoint
         self.security = security
         self.max_body_bytes = max_body_bytes
+        self.single_exchange = single_exchange
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one ASGI connection: HTTP requests as MCP, lifespan as a no-op, websockets refused."""
@@ -263,6 +380,60 @@ class StreamableHttpApp:
         await self._serve_mcp({**scope, _REQUEST_INFO: info}, receive, send)
 
     async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        info: RequestInfo = scope[_REQUEST_INFO]
+        headers = info.headers or {}
+        version = headers.get("mcp-protocol-version")
+        if (
+            self.single_exchange
+            and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
+            and _is_json(headers.get("content-type", ""))
+        ):
+            messages, body = await _read_body(receive, self.max_body_bytes)
+            request = _single_request(body) if body is not None else None
+            if request is not None:
+                await self._serve_single(request, version or DEFAULT_NEGOTIATED_VERSION, scope, messages, send)
+                return
+            receive = _replay(messages, receive)
+        await self._serve_sdk(scope, receive, send)
+
+    async def _serve_single(
+        self, message: JSONRPCRequest, version: str, scope: Scope, messages: list[Message], send: Send
+    ) -> None:
+        async def disconnected() -> Message:
+            return {"type": "http.disconnect"}
+
+        request = Request(scope, _replay(messages, disconnected))
+        if not _accepts_json(request):
+            # The SDK's own transport answers 406 Not Acceptable, in its words.
+            await self._serve_sdk(scope, _replay(messages, disconnected), send)
+            return
+        # As the SDK's legacy stateless transport does: a born-ready connection at the header's version.
+        dispatch = _SingleExchange(
+            transport=TransportContext(kind="streamable-http", can_send_request=False),
+            request_id=message.id,
+            message_metadata=ServerMessageMetadata(request_context=request),
+        )
+        connection = Connection.from_envelope(version, None, None)
+        answer: JSONRPCResponse | JSONRPCError
+        try:
+            result = await serve_one(
+                self.endpoint.server, dispatch, message.method, message.params, connection=connection, lifespan_state={}
+            )
+        except Exception as error:
+            # Boundary, mapped as the SDK's JSON-RPC dispatcher maps it (code 0 is its legacy catch-all).
+            data = handler_exception_to_error_data(error)
+            if data is None:
+                logger.exception("handler for %r raised", message.method)
+                data = ErrorData(code=0, message=str(error))
+            answer = JSONRPCError(jsonrpc="2.0", id=message.id, error=data)
+        else:
+            answer = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
+        body = answer.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _serve_sdk(self, scope: Scope, receive: Receive, send: Send) -> None:
         # A manager per request: its task group then lives exactly as long as the request, so mounting needs
         # no lifespan. Host and Origin were checked above, so the SDK's own check stays off.
         manager = StreamableHTTPSessionManager(

@@ -1,5 +1,31 @@
-"""Run short JavaScript programs that chain catalog calls, bounded in time, memory, calls and output."""
+"""Run short JavaScript programs that chain catalog calls, bounded in time, memory, calls and output.
+
+`Sandbox(functions, limits).run(source, caller)` runs a script in a QuickJS context inside a warm worker
+process and returns a `ScriptResult`. The script sees `api.<module>.<function>(args)`, `call(name, args)`,
+`callAll([...])` and `console.log`, nothing else; every call comes back to the host through `caller`, an async
+callback, so this package knows nothing of MCP, HTTP or credentials. The host enforces every limit in
+`ScriptLimits` and kills the worker at the deadline.
+"""
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from sandbox.errors import BusyError, CallError, LimitsError, SandboxError, SourceError
+from sandbox.limits import ScriptLimits
+from sandbox.pool import WorkerCrashError
+from sandbox.runner import ErrorReporter, FailureKind, FunctionCaller, Sandbox, ScriptFailure, ScriptResult
+
+__all__ = [
+    "BusyError",
+    "CallError",
+    "ErrorReporter",
+    "FailureKind",
+    "FunctionCaller",
+    "LimitsError",
+    "Sandbox",
+    "SandboxError",
+    "ScriptFailure",
+    "ScriptLimits",
+    "ScriptResult",
+    "SourceError",
+    "WorkerCrashError",
+]

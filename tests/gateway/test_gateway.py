@@ -371,3 +371,22 @@ async def test_mounted_on_real_uvicorn_the_host_lifespan_serves_the_gateway(mode
         assert not result.is_error
         assert json.loads(text(result))["id"] == 1
         assert (await http.get(f"{base}/mcp")).status_code == 405
+
+
+async def test_an_owned_app_gets_its_lifespan_state_in_every_call() -> None:
+    from collections.abc import AsyncIterator as Iter
+    from contextlib import asynccontextmanager as context
+
+    @context
+    async def lifespan(app: FastAPI) -> Iter[dict[str, Any]]:
+        yield {"db": {"answer": 42}}
+
+    rest = FastAPI(lifespan=lifespan)
+
+    @rest.get("/answer", operation_id="answer", tags=["t"])
+    async def answer(request: Request) -> dict[str, int]:
+        return {"answer": request.state.db["answer"]}
+
+    gateway = Gateway(app=rest)
+    async with gateway.lifespan():
+        assert await gateway.call({}, "t.answer", {}) == {"answer": 42}

@@ -1,0 +1,377 @@
+"""The function index behind search: BM25F over each function's fields, then adjustments for what the query wants.
+
+Each function is indexed by the words of its name, module, summary, path, args (names, enum values, path-arg
+descriptions), the terms it takes and returns, its description, and context (module and term descriptions). A
+query's concepts score by BM25F with one idf per concept (its words and synonyms together); the sum is then
+adjusted by how much of the function's name the query covers, whether the function reads or writes as the query
+asks, and whether its name starts with the query's verb or its module is the thing the query names.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from catalog._search_query import Query
+from catalog._search_text import name_tokens, stem, tokens
+from catalog._search_vocabulary import VERBS, Intent
+from catalog.model import Catalog, Function, Module
+
+__all__ = ["FunctionIndex", "first_sentence"]
+
+
+@dataclass(frozen=True)
+class _Field:
+    weight: float
+    #: BM25 length normalization: 0 ignores the field's length, 1 divides by it fully.
+    b: float
+
+
+_FIELDS: Final[dict[str, _Field]] = {
+    "name": _Field(3.0, 0.3),
+    "module": _Field(2.0, 0.3),
+    "summary": _Field(3.0, 0.5),
+    "path": _Field(1.0, 0.5),
+    "args": _Field(0.4, 0.75),
+    "terms": _Field(0.8, 0.75),
+    "description": _Field(0.6, 0.75),
+    "context": _Field(0.2, 0.75),
+}
+_K1: Final = 1.2
+#: The least idf a concept has.
+_IDF_FLOOR: Final = 0.5
+#: Concepts weighing less than this (context, implied, descriptive words) do not count in the coordination factor.
+_MAIN_WEIGHT: Final = 0.55
+#: How much of a function's score depends on the share of its name (and, half as much, summary) the query covers.
+_COVERAGE: Final = 0.65
+#: Factor for a function whose leading verb the query says (`merge` for pulls.merge); half of it for a synonym.
+_LEADING_VERB: Final = 1.2
+#: Factor for a function whose module names the thing the query says (`issues.*` for "create a ticket").
+_RESOURCE: Final = 1.15
+#: Factor for a write whose args or arg values the query names ("make a repository private").
+_SETS_ARG: Final = 1.15
+#: Added to the idf of a function's name and summary words when weighing how much of them a query covers.
+_CORE_IDF_FLOOR: Final = 1.0
+#: Factor for reads when the query has no verb at all ("customer details").
+_READ_BY_DEFAULT: Final = 1.15
+_DESCRIPTION_CHARS: Final = 400
+#: Enums with more values than this are lists of codes (currencies, countries), not states a call sets.
+_MAX_CHOICES: Final = 12
+#: The term frequency at which a function counts fully in a word's document frequency (a summary mention).
+_SOFT_DF: Final = 3.0
+_ACTIONS: Final[tuple[Intent, ...]] = ("list", "read", "create", "update", "delete", "write")
+_HTTP_METHODS: Final = frozenset({"get", "post", "put", "patch", "delete", "head", "options"})
+_CREATE_VERBS: Final = frozenset({"creat", "add", "new", "insert", "register", "post"})
+_UPDATE_VERBS: Final = frozenset({"updat", "edit", "modify", "set", "chang", "renam", "replac", "put", "patch"})
+_DELETE_VERBS: Final = frozenset({"delet", "remov", "destroy"})
+_READ_VERBS: Final = frozenset({"get", "list", "fetch", "retriev", "read", "search", "find"})
+
+#: Score factor by the intent of the query (rows) and what a function does (columns).
+_INTENT_FIT: Final[dict[Intent, dict[Intent, float]]] = {
+    "list": {"list": 1.3, "read": 1.15, "create": 0.8, "update": 0.8, "delete": 0.75, "write": 0.8},
+    "read": {"list": 1.15, "read": 1.25, "create": 0.8, "update": 0.8, "delete": 0.75, "write": 0.8},
+    "create": {"list": 0.8, "read": 0.8, "create": 1.25, "update": 1.0, "delete": 0.7, "write": 1.05},
+    "update": {"list": 0.8, "read": 0.8, "create": 0.95, "update": 1.25, "delete": 0.7, "write": 1.05},
+    "delete": {"list": 0.75, "read": 0.75, "create": 0.8, "update": 0.9, "delete": 1.3, "write": 1.0},
+    "write": {"list": 0.8, "read": 0.8, "create": 1.05, "update": 1.05, "delete": 0.9, "write": 1.2},
+}
+
+
+class FunctionIndex:
+    """The inverted index of a catalog's functions: for each stem, its BM25F term frequency in each function."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.functions: tuple[Function, ...] = catalog.functions()
+        fields_by_function = _fields(catalog, self.functions)
+        count = len(self.functions)
+        average = {
+            name: (sum(len(fields.get(name, ())) for fields in fields_by_function) / count if count else 0.0) or 1.0
+            for name in _FIELDS
+        }
+        #: For each word, the saturated BM25F term frequency tf / (k1 + tf) in each function that has it.
+        self.saturated: dict[str, dict[int, float]] = defaultdict(dict)
+        spread: dict[str, float] = defaultdict(float)
+        specs = [(name, spec.weight, spec.b, average[name]) for name, spec in _FIELDS.items() if spec.weight]
+        for position, fields in enumerate(fields_by_function):
+            weighted: dict[str, float] = {}
+            add = weighted.get
+            for name, weight, b, mean in specs:
+                found = fields[name]
+                if found:
+                    norm = weight / (1.0 - b + b * len(found) / mean)
+                    for word in found:
+                        weighted[word] = add(word, 0.0) + norm
+            for word, frequency in weighted.items():
+                self.saturated[word][position] = frequency / (_K1 + frequency)
+                # A word in every path ("accounts" in Twilio's) tells functions apart by where else it is: the
+                # document frequency counts a function fully only where the word weighs like a summary word.
+                spread[word] += 1.0 if frequency >= _SOFT_DF else frequency / _SOFT_DF
+        self.count = count
+        #: For each word, how many functions it is a main word of (a summary-level mention counts one).
+        self.spread: dict[str, float] = dict(spread)
+        self.idf = {word: _idf(frequency, count) for word, frequency in spread.items()}
+        #: The words that say what each function is (name and module fully, summary half), weighted by idf.
+        self.core: tuple[tuple[tuple[tuple[str, float], ...], float], ...] = tuple(
+            self._core(fields) for fields in fields_by_function
+        )
+        self.leading: tuple[str, ...] = tuple(_leading_verb(fields["name"]) for fields in fields_by_function)
+        #: The thing each function's module is about: the last word of its name (`issue_comments` → comment).
+        self.resources: tuple[str, ...] = tuple(
+            fields["module"][-1] if fields["module"] else "" for fields in fields_by_function
+        )
+        #: The stems of the args each function takes and the values its enums allow.
+        self.settable: tuple[frozenset[str], ...] = tuple(
+            frozenset(fields["settable"]) for fields in fields_by_function
+        )
+        self.actions: tuple[Intent, ...] = tuple(
+            _action(function, leading) for function, leading in zip(self.functions, self.leading, strict=True)
+        )
+        self.modules: tuple[Module, ...] = catalog.modules
+        self.module_words: tuple[frozenset[str], ...] = tuple(
+            frozenset(tokens(module.name) + tokens(first_sentence(module.description))) for module in catalog.modules
+        )
+
+    def _core(self, fields: dict[str, list[str]]) -> tuple[tuple[tuple[str, float], ...], float]:
+        shares = dict.fromkeys(fields["summary"], 0.5)
+        shares.update(dict.fromkeys(fields["name"] + fields["module"], 1.0))
+        # Even a word every function has ("account" in Twilio's) says what a function is, a little.
+        weighted = tuple(
+            (word, share * (self.idf[word] + _CORE_IDF_FLOOR)) for word, share in shares.items() if word in self.idf
+        )
+        return weighted, sum(weight for _, weight in weighted)
+
+    def score(self, query: Query, module: str | None, limit: int | None) -> list[tuple[Function, float]]:
+        """The best `limit` functions for `query` (all when None) within `module` (any when None), with scores.
+
+        Best first; equal scores (to 9 decimals) in name order, so the ranking is the same on every run.
+        """
+        fit = _fit(query)
+        # The adjustments never raise a score by more than this, so once the best the rest could reach is below
+        # the `limit`-th score so far, the ranking is settled.
+        ceiling = _LEADING_VERB * _RESOURCE * _SETS_ARG
+        candidates = sorted(
+            (base * fit[self.actions[position]], position)
+            for position, base in self._matches(query).items()
+            if module is None or self.functions[position].module == module
+        )
+        ranked: list[tuple[float, str, int]] = []
+        kept: list[float] = []
+        while candidates:
+            fitted, position = candidates.pop()
+            if limit is not None and len(kept) >= limit and fitted * ceiling < kept[0]:
+                break
+            score = round(fitted * self._adjustment(query, position), 9)
+            ranked.append((-score, self.functions[position].name, position))
+            if limit is not None:
+                if len(kept) < limit:
+                    heapq.heappush(kept, score)
+                elif score > kept[0]:
+                    heapq.heapreplace(kept, score)
+        ranked.sort()
+        return [(self.functions[position], -score) for score, _, position in ranked[:limit]]
+
+    def _matches(self, query: Query) -> dict[int, float]:
+        """BM25F score of each function that matches a concept, times the share of the query it matches."""
+        totals: dict[int, float] = defaultdict(float)
+        matched: dict[int, float] = defaultdict(float)
+        said = 0.0
+        for concept in query.concepts:
+            # The best match per function among the concept's words (said, weight 1) and synonyms (less).
+            said_words = [word for word, weight in concept.variants.items() if weight >= 1.0 and word in self.saturated]
+            best: dict[int, float] = dict(self.saturated[said_words[0]]) if said_words else {}
+            for word, weight in concept.variants.items():
+                if said_words and word == said_words[0]:
+                    continue
+                for position, saturated in self.saturated.get(word, {}).items():
+                    value = weight * saturated
+                    if value > best.get(position, 0.0):
+                        best[position] = value
+            if not best:
+                continue  # no function has it: it cannot tell them apart, nor count against any
+            # One document frequency for the concept, its words and synonyms together (an upper bound of it).
+            frequency = min(float(self.count), sum(self.spread.get(word, 0.0) for word in concept.variants))
+            idf = concept.weight * max(_idf(frequency, self.count), _IDF_FLOOR)
+            synonyms = [weight for weight in concept.variants.values() if weight < 1.0]
+            said_here = sum(self.spread.get(word, 0.0) for word, weight in concept.variants.items() if weight >= 1.0)
+            if synonyms and said_here < 1.0:
+                # The query's word is not this API's ("ticket" where it says "issue"): the synonyms are its words.
+                idf /= max(synonyms)
+            # Context ("in a project", "from my branch") adds where it matches; only the rest must be there.
+            main = concept.weight if concept.weight >= _MAIN_WEIGHT else 0.0
+            said += main
+            for position, value in best.items():
+                totals[position] += idf * value
+                matched[position] += main
+        return {
+            position: total * math.sqrt(matched[position] / said if said else 1.0) for position, total in totals.items()
+        }
+
+    def _adjustment(self, query: Query, position: int) -> float:
+        """How much the function at `position` fits the query beyond its words: coverage, verb, resource, args."""
+        factor = 1.0
+        core, whole = self.core[position]
+        if whole:
+            covered = sum(share * query.variants.get(word, 0.0) for word, share in core)
+            factor *= 1.0 - _COVERAGE + _COVERAGE * covered / whole
+        leading = self.leading[position]
+        if leading in query.main_verbs:
+            factor *= _LEADING_VERB
+        elif leading in query.variants:
+            factor *= 1.0 + (_LEADING_VERB - 1.0) / 2
+        if not query.intents.isdisjoint(("create", "update", "write")) and not query.focus.isdisjoint(
+            self.settable[position]
+        ):
+            # "make a repository private", "change the due date": the query names what the call sets.
+            factor *= _SETS_ARG
+        resource = self.resources[position]
+        if resource in query.stems:
+            factor *= _RESOURCE
+        elif resource in query.variants:
+            factor *= 1.0 + (_RESOURCE - 1.0) / 2
+        return factor
+
+
+def _fit(query: Query) -> dict[Intent, float]:
+    """The factor for each kind of function (list, read, create…) given what the query wants."""
+    if query.intents:
+        return {action: max(_INTENT_FIT[intent][action] for intent in query.intents) for action in _ACTIONS}
+    if not query.verbs:
+        # No verb at all ("customer details", "who am I"): asking about something reads it.
+        return {action: _READ_BY_DEFAULT if action in ("list", "read") else 1.0 for action in _ACTIONS}
+    return dict.fromkeys(_ACTIONS, 1.0)
+
+
+def _idf(frequency: float, count: int) -> float:
+    return math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
+
+
+def _leading_verb(name_words: list[str]) -> str:
+    """The verb a function name starts with, after an HTTP method (`post_customers_customer_cancel`), or ""."""
+    for word in name_words[:2]:
+        if word in VERBS:
+            return word
+    if name_words and name_words[0] in _HTTP_METHODS and name_words[-1] in VERBS:
+        return name_words[-1]
+    return ""
+
+
+def _action(function: Function, leading: str) -> Intent:
+    """What a function does, from the verb its name starts with, else its method and path."""
+    if function.read_only:
+        last_is_param = function.path.rstrip("/").endswith("}")
+        return "read" if last_is_param and leading != "list" else "list"
+    if function.destructive:
+        return "delete"
+    for verbs, action in (
+        (_CREATE_VERBS, "create"),
+        (_UPDATE_VERBS, "update"),
+        (_DELETE_VERBS, "delete"),
+        (_READ_VERBS, "read"),
+    ):
+        if leading in verbs:
+            return action  # type: ignore[return-value]
+    if leading:
+        return "write"
+    segments = [segment for segment in function.path.split("/") if segment]
+    if function.method == "POST":
+        if not segments or segments[-1].startswith("{"):
+            return "update"
+        if any(segment.startswith("{") for segment in segments) and stem(segments[-1].lower()) in VERBS:
+            # `POST /invoices/{invoice}/pay`: an action on one thing, not a new member of a collection.
+            return "write"
+        return "create"
+    if function.method in ("PUT", "PATCH"):
+        return "update"
+    return "write"
+
+
+def _with_verb(function: Function, name: list[str]) -> list[str]:
+    """The words of a function name, with a verb in place of a leading `post`, `put` or `patch`.
+
+    Names made of the method and the path (`post_customers`, `get_customers`) say little of the action: a write
+    method becomes the verb its method and path imply, and `get` of a collection gains `list`.
+    """
+    if len(name) < 2 or name[0] not in _HTTP_METHODS:
+        return name
+    action = _action(function, "")
+    if name[0] == "get":
+        return [*name, "list"] if action == "list" else name
+    if name[0] in ("post", "put", "patch"):
+        verb = {"create": "creat", "update": "updat", "delete": "delet"}.get(action)
+        return [verb, *name[1:]] if verb else name[1:]
+    return name
+
+
+def _fields(catalog: Catalog, functions: Sequence[Function]) -> list[dict[str, list[str]]]:
+    """The stems of each function's fields, in `functions` order; `settable` is not indexed, only matched."""
+    terms = {term.name: term for term in catalog.terms}
+    uses: dict[str, list[str]] = defaultdict(list)
+    for each in catalog.terms:
+        for name in (*each.accepted_by, *each.returned_by):
+            uses[name].append(each.name)
+    term_words: dict[str, list[str]] = {}
+    term_context: dict[str, list[str]] = {}
+    for name in {name for names in uses.values() for name in names} | {
+        name for function in functions for name in _named(function.returns, function.body_term)
+    }:
+        term = terms.get(name)
+        term_words[name] = tokens(" ".join((name, *term.aliases)) if term else name)
+        term_context[name] = tokens(first_sentence(term.description)) if term else []
+    module_context = {module.name: tokens(first_sentence(module.description)) for module in catalog.modules}
+    found: list[dict[str, list[str]]] = []
+    for function in functions:
+        choices = tokens(" ".join(_choices(function)))
+        names = list(dict.fromkeys([*uses.get(function.name, ()), *_named(function.returns, function.body_term)]))
+        found.append(
+            {
+                "name": _with_verb(function, name_tokens(function.function_name)),
+                "module": name_tokens(function.module),
+                "summary": [] if _is_route(function.summary, function) else tokens(function.summary),
+                "path": tokens(function.path),
+                "args": tokens(" ".join(arg.name for arg in function.args))
+                + tokens(" ".join(arg.description[:200] for arg in function.args if arg.location == "path"))
+                + choices,
+                "settable": tokens(" ".join(arg.name for arg in function.args if arg.location == "body")) + choices,
+                "terms": _flatten(term_words[name] for name in names),
+                "description": tokens(function.description[:_DESCRIPTION_CHARS]),
+                "context": module_context.get(function.module, []) + _flatten(term_context[name] for name in names),
+            }
+        )
+    return found
+
+
+def _choices(function: Function) -> list[str]:
+    """The values of the args' enums (`state: "open" | "closed"`): what a call can set things to."""
+    found: list[str] = []
+    for arg in function.args:
+        schema = arg.schema
+        values = schema.get("enum") if isinstance(schema, dict) else None
+        if not values and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
+            values = schema["items"].get("enum")
+        if isinstance(values, list) and len(values) <= _MAX_CHOICES:
+            found.extend(value for value in values if isinstance(value, str) and len(value) <= 40)
+    return found
+
+
+def _is_route(summary: str, function: Function) -> bool:
+    """True for the summary the builder makes up from the route when the document gives none."""
+    return summary == f"{function.method} {function.path}"
+
+
+def _named(*names: str | None) -> list[str]:
+    return [name for name in names if name]
+
+
+def _flatten(lists: Iterable[list[str]]) -> list[str]:
+    return [word for words in lists for word in words]
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of the first line of `text`."""
+    line = text.strip().split("\n", 1)[0]
+    end = line.find(". ")
+    return line[: end + 1] if end > 0 else line

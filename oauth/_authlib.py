@@ -1,0 +1,96 @@
+"""The one module that touches authlib: PKCE, client and server metadata validation, URL and scope helpers.
+
+authlib's server classes are synchronous and built around framework request objects; the endpoints here are
+async Starlette handlers over an async store, so they use authlib for the protocol rules themselves (the
+RFC 7636 transformation and syntax, the RFC 7591 and RFC 8414 metadata checks) and keep the flow their own.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from authlib.common.urls import add_params_to_uri, is_valid_url
+from authlib.oauth2.rfc6749.util import list_to_scope, scope_to_list
+from authlib.oauth2.rfc7591 import ClientMetadataClaims
+from authlib.oauth2.rfc7636.challenge import CODE_CHALLENGE_PATTERN, CODE_VERIFIER_PATTERN, create_s256_code_challenge
+from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
+from joserfc.errors import JoseError
+
+from oauth.errors import ConfigError, ErrorCode, ProtocolError
+
+__all__ = [
+    "add_query",
+    "is_absolute_url",
+    "is_code_challenge",
+    "pkce_verifier_matches",
+    "s256_challenge",
+    "scope_list",
+    "scope_string",
+    "validate_client_metadata",
+    "validate_server_metadata",
+]
+
+
+def s256_challenge(verifier: str) -> str:
+    """The S256 `code_challenge` of a `code_verifier` (RFC 7636 §4.2)."""
+    return str(create_s256_code_challenge(verifier))  # type: ignore[no-untyped-call]  # untyped in types-authlib
+
+
+def is_code_challenge(challenge: str) -> bool:
+    """Whether `challenge` has the syntax of an S256 code challenge (RFC 7636 §4.2: 43 to 128 unreserved chars)."""
+    return bool(CODE_CHALLENGE_PATTERN.match(challenge))
+
+
+def pkce_verifier_matches(verifier: str, challenge: str) -> bool:
+    """Whether `verifier` is well-formed (RFC 7636 §4.1) and transforms to `challenge` under S256 (§4.6)."""
+    if not CODE_VERIFIER_PATTERN.match(verifier):
+        return False
+    return hmac.compare_digest(s256_challenge(verifier), challenge)
+
+
+def add_query(uri: str, params: Sequence[tuple[str, str]]) -> str:
+    """`uri` with `params` appended to its query, keeping the query it already has (RFC 6749 §3.1.2)."""
+    return str(add_params_to_uri(uri, list(params)))
+
+
+def is_absolute_url(url: str) -> bool:
+    """Whether `url` has a scheme and a host, no user info (which can disguise the host) and no fragment."""
+    return bool(is_valid_url(url, fragments_allowed=False))
+
+
+def scope_list(scope: str | None) -> list[str]:
+    """The scope tokens of a space-separated `scope` parameter (RFC 6749 §3.3), in order, without repeats."""
+    return list(dict.fromkeys(scope_to_list(scope) or []))
+
+
+def scope_string(scopes: Sequence[str]) -> str:
+    """The `scope` parameter for a list of scope tokens."""
+    return str(list_to_scope(list(scopes)))
+
+
+def validate_client_metadata(metadata: Mapping[str, Any], server_metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """The registered client metadata (RFC 7591 §2) of a registration request, checked against the server's.
+
+    Raises ProtocolError `invalid_client_metadata` (or `invalid_redirect_uri`) naming the field at fault.
+    Scopes are not checked here: unknown scopes are trimmed at authorization time, never refused.
+    """
+    supported = {key: value for key, value in server_metadata.items() if key != "scopes_supported"}
+    options = ClientMetadataClaims.get_claims_options(supported)
+    claims = ClientMetadataClaims(dict(metadata), {}, options, supported)
+    try:
+        claims.validate()
+    except JoseError as error:
+        field = getattr(error, "claim", None) or "client metadata"
+        code: ErrorCode = "invalid_redirect_uri" if field == "redirect_uris" else "invalid_client_metadata"
+        raise ProtocolError(code, f"the field {field!r} is not acceptable: {error.description}") from error
+    return dict(claims.get_registered_claims())
+
+
+def validate_server_metadata(metadata: Mapping[str, Any]) -> None:
+    """Check an RFC 8414 metadata document; ConfigError names the field to fix."""
+    try:
+        AuthorizationServerMetadata(dict(metadata)).validate()
+    except ValueError as error:
+        raise ConfigError(f"the authorization server metadata is not valid: {error}") from error

@@ -1,0 +1,120 @@
+"""`OAuthServer`: the authorization server's routes, and the `auth` function that guards the MCP endpoint."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from oauth._crypto import Sealer
+from oauth.authorize import Authorization
+from oauth.cimd import ClientDocuments
+from oauth.clients import ClientRegistry
+from oauth.config import OAuthConfig
+from oauth.grants import Grants
+from oauth.login import Login
+from oauth.metadata import resource_metadata, resource_metadata_paths, server_metadata, server_metadata_paths
+from oauth.registration import RegistrationEndpoint
+from oauth.resource import ResourceGuard
+from oauth.revoke import RevocationEndpoint
+from oauth.store import Clock, TokenStore
+from oauth.store_sqlite import SqliteStore
+from oauth.token import TokenEndpoint
+
+__all__ = ["OAuthServer"]
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+# Browser-based MCP clients read metadata and call these endpoints cross-origin; none of them uses cookies.
+_CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+    "Access-Control-Allow-Headers": "Authorization, Content-Type, MCP-Protocol-Version",
+    "Access-Control-Max-Age": "86400",
+}
+
+
+def _cors(endpoint: Endpoint) -> Endpoint:
+    async def handle(request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return Response(status_code=204, headers=_CORS)
+        response = await endpoint(request)
+        response.headers.update(_CORS)
+        return response
+
+    return handle
+
+
+def _document(body: Mapping[str, Any]) -> Endpoint:
+    async def serve(request: Request) -> Response:
+        return JSONResponse(dict(body), headers={"Cache-Control": "public, max-age=300"})
+
+    return serve
+
+
+class OAuthServer:
+    """An OAuth 2.1 authorization server for one MCP endpoint, served next to it.
+
+    Give the config, how people log in (`oauth.login.ApiKeyLogin` or `SessionLogin`) and a store (default:
+    an in-memory SQLite database, for one process; use `open_store` for a file or Redis). Then pass `auth` to
+    the gateway (`Gateway(auth=server.auth)`) and add `routes()` to the app that serves the MCP endpoint (or
+    call `mount(app)`). `documents` fetches Client ID Metadata Documents (a default fetcher when None).
+    """
+
+    def __init__(
+        self,
+        config: OAuthConfig,
+        *,
+        login: Login,
+        store: TokenStore | None = None,
+        documents: ClientDocuments | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        clock = clock or time.time
+        self.config = config
+        self.store: TokenStore = store if store is not None else SqliteStore(":memory:", clock=clock)
+        self.documents = documents if documents is not None else ClientDocuments(clock=clock)
+        self.metadata = server_metadata(config)
+        sealer = Sealer(config.secret_key)
+        self.clients = ClientRegistry(
+            config, self.store, documents=self.documents, server_metadata=self.metadata, clock=clock
+        )
+        self.grants = Grants(config, self.store, sealer, clock=clock)
+        self.authorization = Authorization(config, self.store, sealer, self.clients, self.grants, login, clock=clock)
+        self.guard = ResourceGuard(config, self.grants)
+        self.auth = self.guard.rest_headers
+        """The gateway's `auth` function: an MCP access token becomes the logged-in user's REST headers."""
+
+    def routes(self) -> list[BaseRoute]:
+        """The routes of the authorization server and of the resource metadata, at the configured paths."""
+        base = self.config.issuer_path
+        documents = [(path, _document(self.metadata)) for path in server_metadata_paths(self.config)]
+        protected = _document(resource_metadata(self.config))
+        documents += [(path, protected) for path in resource_metadata_paths(self.config)]
+        routes: list[BaseRoute] = [Route(path, _cors(serve), methods=["GET", "OPTIONS"]) for path, serve in documents]
+        routes += [
+            Route(f"{base}/authorize", self.authorization.start, methods=["GET"]),
+            Route(f"{base}/authorize/login", self.authorization.submit_key, methods=["POST"]),
+            Route(f"{base}/authorize/consent", self.authorization.decide, methods=["POST"]),
+            Route(f"{base}/token", _cors(TokenEndpoint(self.clients, self.grants)), methods=["POST", "OPTIONS"]),
+            Route(f"{base}/revoke", _cors(RevocationEndpoint(self.clients, self.grants)), methods=["POST", "OPTIONS"]),
+        ]
+        if self.config.dynamic_registration:
+            routes.append(
+                Route(f"{base}/register", _cors(RegistrationEndpoint(self.clients)), methods=["POST", "OPTIONS"])
+            )
+        return routes
+
+    def mount(self, app: Any) -> None:
+        """Add the routes to a Starlette or FastAPI app (before its own, so that nothing shadows them)."""
+        router = getattr(app, "router", app)
+        router.routes[0:0] = self.routes()
+
+    async def aclose(self) -> None:
+        """Close the store and the metadata-document fetcher."""
+        await self.documents.aclose()
+        await self.store.aclose()

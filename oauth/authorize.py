@@ -1,0 +1,306 @@
+"""The authorization endpoint (OAuth 2.1 §4.1.1) and the login and consent forms behind it.
+
+GET /authorize checks the request; until the client and its redirect URI are known good, every problem is an
+error page, never a redirect (RFC 6749 §4.1.2.1: no open redirect). Later problems go back to the client as
+`error` redirects. A valid request becomes a pending request in the store, bound to this browser by a cookie,
+and the login page (or, when the host app's session already names the user, the consent page) is shown. Each
+form carries a CSRF token: an HMAC of the pending request's id and the browser cookie. Allowing redirects with
+a single-use code, `state` and `iss` (RFC 9207).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from oauth import _authlib, pages
+from oauth._crypto import Sealer, new_token, token_hash
+from oauth._http import read_form, single_values
+from oauth.clients import Client, ClientRegistry
+from oauth.config import OAuthConfig
+from oauth.errors import ErrorCode, LoginError, ProtocolError
+from oauth.grants import Grants, Principal, same_resource
+from oauth.login import ApiKeyLogin, Login
+from oauth.store import Clock, TokenStore
+
+__all__ = ["Authorization"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_KEY_ATTEMPTS: Final = 5
+_START_AGAIN: Final = "Go back to the app and connect again."
+
+
+class Authorization:
+    """The three steps a browser goes through: `start` (GET /authorize), `submit_key` (POST of the login form)
+    and `decide` (POST of the consent form)."""
+
+    def __init__(
+        self,
+        config: OAuthConfig,
+        store: TokenStore,
+        sealer: Sealer,
+        clients: ClientRegistry,
+        grants: Grants,
+        login: Login,
+        *,
+        clock: Clock | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.sealer = sealer
+        self.clients = clients
+        self.grants = grants
+        self.login = login
+        self._clock = clock or time.time
+        # RFC 6265bis §4.1.3.2: __Host- cookies are Secure, host-only and Path=/; plain http gets a plain name.
+        self.cookie_name = "__Host-mcp-oauth" if config.secure_cookies else "mcp-oauth"
+        self.login_action = config.endpoint("authorize/login")
+        self.consent_action = config.endpoint("authorize/consent")
+
+    # GET /authorize
+
+    async def start(self, request: Request) -> Response:
+        """Check an authorization request and show the login or consent page."""
+        try:
+            params = single_values(request.query_params.multi_items())
+        except ProtocolError as error:
+            return pages.error_page("The app sent a malformed request", f"{error.description}. {_START_AGAIN}")
+        client_id = params.get("client_id")
+        if not client_id:
+            return pages.error_page("The app sent an incomplete request", f"client_id is missing. {_START_AGAIN}")
+        try:
+            client = await self.clients.find(client_id)
+        except ProtocolError as error:
+            return pages.error_page("This app could not be identified", error.description)
+        if client is None:
+            return pages.error_page(
+                "Unknown app", f"No app with client_id {client_id!r} is registered here. {_START_AGAIN}"
+            )
+        redirect_uri = client.redirect_uri(params.get("redirect_uri"))
+        if redirect_uri is None:
+            return pages.error_page(
+                "The app's redirect address is not registered",
+                f"redirect_uri {params.get('redirect_uri')!r} is not one this app registered, so the login stops here.",
+            )
+        state = params.get("state")
+        try:
+            code_challenge, scopes, resource = self._checked(params)
+        except ProtocolError as error:
+            return self._error_redirect(redirect_uri, state, error.code, error.description, status=302)
+        try:
+            outcome = await self.login.current(request)
+        except LoginError as error:
+            return pages.error_page("You could not be logged in", str(error))
+        if isinstance(outcome, Response):
+            return outcome
+        cookie = request.cookies.get(self.cookie_name) or new_token()
+        request_id = new_token()
+        expires_at = self._clock() + self.config.login_ttl
+        record: dict[str, Any] = {
+            "client_id": client.client_id,
+            "redirect_uri": redirect_uri,
+            "redirect_uri_given": "redirect_uri" in params,
+            "state": state,
+            "code_challenge": code_challenge,
+            "scopes": scopes,
+            "resource": resource,
+            "browser": token_hash(cookie),
+            "principal": self._sealed(outcome) if outcome is not None else None,
+            "failures": 0,
+            "expires_at": expires_at,
+        }
+        await self.store.put("request", request_id, record, expires_at=expires_at)
+        csrf = self.sealer.sign("form", request_id, cookie)
+        if outcome is not None:
+            response = self._consent(client, record, outcome.name, request_id, csrf)
+        else:
+            response = self._login_form(client, redirect_uri, request_id, csrf)
+        response.set_cookie(
+            self.cookie_name,
+            cookie,
+            max_age=int(self.config.login_ttl),
+            path="/",
+            secure=self.config.secure_cookies,
+            httponly=True,
+            samesite="lax",
+        )
+        return response
+
+    def _checked(self, params: dict[str, str]) -> tuple[str, list[str], str]:
+        """The code challenge, granted scopes and resource of a request whose client is known."""
+        if params.get("response_type") != "code":
+            raise ProtocolError(
+                "unsupported_response_type", f"response_type must be 'code', got {params.get('response_type')!r}"
+            )
+        challenge = params.get("code_challenge")
+        if not challenge:
+            raise ProtocolError("invalid_request", "code_challenge is required (PKCE with S256)")
+        if params.get("code_challenge_method") != "S256":
+            # OAuth 2.1 §4.1.1 and MCP authorization: S256 is required; `plain` (the RFC 7636 default) is refused.
+            raise ProtocolError("invalid_request", "code_challenge_method must be S256; plain is not accepted")
+        if not _authlib.is_code_challenge(challenge):
+            raise ProtocolError("invalid_request", "code_challenge is not 43 to 128 characters of [A-Za-z0-9-._~]")
+        # RFC 8707 §2: the resource is the MCP endpoint; a client that omits it means this one.
+        resource = params.get("resource") or self.config.resource
+        if not same_resource(resource, self.config.resource):
+            raise ProtocolError(
+                "invalid_target", f"resource {resource!r} is not served here; use {self.config.resource!r}"
+            )
+        # Scopes this server does not know are dropped, not refused, so a client's guess never breaks the login.
+        scopes = [name for name in _authlib.scope_list(params.get("scope")) if name in self.config.scopes]
+        return challenge, scopes or list(self.config.scopes), self.config.resource
+
+    def _error_redirect(
+        self, redirect_uri: str, state: str | None, code: ErrorCode, description: str, *, status: int
+    ) -> Response:
+        params = [("error", code), ("error_description", description)]
+        if state is not None:
+            params.append(("state", state))
+        params.append(("iss", self.config.issuer))
+        return _redirect(_authlib.add_query(redirect_uri, params), status)
+
+    def _sealed(self, principal: Principal) -> dict[str, str]:
+        return {
+            "subject": principal.subject,
+            "name": principal.name,
+            "credentials": self.sealer.seal(principal.credentials),
+        }
+
+    def _login_form(
+        self, client: Client, redirect_uri: str, request_id: str, csrf: str, *, error: str | None = None
+    ) -> Response:
+        label = self.login.key_label if isinstance(self.login, ApiKeyLogin) else "API key"
+        return pages.login_page(
+            resource_name=self.config.resource_name,
+            client=client,
+            redirect_uri=redirect_uri,
+            key_label=label,
+            action=self.login_action,
+            request_id=request_id,
+            csrf=csrf,
+            error=error,
+            status=400 if error else 200,
+        )
+
+    def _consent(self, client: Client, record: dict[str, Any], user: str, request_id: str, csrf: str) -> Response:
+        scopes: Sequence[str] = record["scopes"]
+        return pages.consent_page(
+            resource_name=self.config.resource_name,
+            client=client,
+            redirect_uri=record["redirect_uri"],
+            user_name=user,
+            scopes=scopes,
+            action=self.consent_action,
+            request_id=request_id,
+            csrf=csrf,
+        )
+
+    # The two forms
+
+    async def _pending(self, request: Request) -> tuple[dict[str, str], dict[str, Any], Client] | Response:
+        """The form, its pending request and client; an error page when the form is stale or forged."""
+        origin = request.headers.get("origin")
+        own = urlsplit(self.config.issuer)
+        if origin is not None and origin != f"{own.scheme}://{own.netloc}":
+            return pages.error_page("This form came from another site", "The request was refused.", status=403)
+        try:
+            form = await read_form(request)
+        except ProtocolError as error:
+            return pages.error_page("The form could not be read", error.description)
+        request_id, csrf = form.get("request_id", ""), form.get("csrf", "")
+        record = await self.store.get("request", request_id) if request_id else None
+        if record is None:
+            return pages.error_page("This page has expired", f"The login took too long. {_START_AGAIN}")
+        cookie = request.cookies.get(self.cookie_name)
+        if (
+            not cookie
+            or token_hash(cookie) != record["browser"]
+            or not self.sealer.verify(csrf, "form", request_id, cookie)
+        ):
+            logger.warning("refused a login form whose CSRF token or browser cookie does not match")
+            return pages.error_page(
+                "This form could not be verified",
+                f"It was not sent from the page this browser opened. {_START_AGAIN}",
+                status=403,
+            )
+        try:
+            client = await self.clients.find(record["client_id"])
+        except ProtocolError as error:
+            return pages.error_page("This app could not be identified", error.description)
+        if client is None:
+            return pages.error_page("Unknown app", f"The app is no longer registered. {_START_AGAIN}")
+        return form, record, client
+
+    async def submit_key(self, request: Request) -> Response:
+        """Check the pasted API key; show the consent page, or the login page again with what went wrong."""
+        pending = await self._pending(request)
+        if isinstance(pending, Response):
+            return pending
+        form, record, client = pending
+        request_id, csrf = form["request_id"], form["csrf"]
+        if record["principal"] is not None:
+            return self._consent(client, record, record["principal"]["name"], request_id, csrf)
+        try:
+            principal = await self.login.check_key(form.get("api_key", ""))
+        except LoginError as error:
+            record["failures"] += 1
+            if record["failures"] >= _MAX_KEY_ATTEMPTS:
+                await self.store.delete("request", request_id)
+                return pages.error_page(
+                    "Too many attempts", f"The key was refused {_MAX_KEY_ATTEMPTS} times. {_START_AGAIN}"
+                )
+            await self.store.put("request", request_id, record, expires_at=record["expires_at"])
+            return self._login_form(client, record["redirect_uri"], request_id, csrf, error=str(error))
+        record["principal"] = self._sealed(principal)
+        await self.store.put("request", request_id, record, expires_at=record["expires_at"])
+        return self._consent(client, record, principal.name, request_id, csrf)
+
+    async def decide(self, request: Request) -> Response:
+        """Redirect back to the client: with a code when the user allowed, with `access_denied` otherwise."""
+        pending = await self._pending(request)
+        if isinstance(pending, Response):
+            return pending
+        form, record, client = pending
+        decision = form.get("decision")
+        if record["principal"] is None:
+            return pages.error_page("Log in first", f"This browser has not logged in for this request. {_START_AGAIN}")
+        if decision not in ("allow", "deny"):
+            return pages.error_page("The form could not be read", "Choose Allow or Deny.")
+        _, first = await self.store.claim("request", form["request_id"])
+        await self.store.delete("request", form["request_id"])
+        if not first:
+            return pages.error_page("Already answered", f"This request was answered already. {_START_AGAIN}")
+        redirect_uri, state = record["redirect_uri"], record["state"]
+        if decision == "deny":
+            return self._error_redirect(redirect_uri, state, "access_denied", "the user denied access", status=303)
+        sealed = record["principal"]
+        principal = Principal(
+            subject=sealed["subject"], name=sealed["name"], credentials=self.sealer.unseal(sealed["credentials"])
+        )
+        code = await self.grants.issue_code(
+            client=client,
+            redirect_uri=redirect_uri,
+            redirect_uri_given=record["redirect_uri_given"],
+            code_challenge=record["code_challenge"],
+            scopes=record["scopes"],
+            resource=record["resource"],
+            principal=principal,
+        )
+        params = [("code", code)]
+        if state is not None:
+            params.append(("state", state))
+        params.append(("iss", self.config.issuer))
+        return _redirect(_authlib.add_query(redirect_uri, params), 303)
+
+
+def _redirect(url: str, status: int) -> Response:
+    return RedirectResponse(
+        url, status_code=status, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+    )

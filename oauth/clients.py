@@ -1,0 +1,288 @@
+"""Clients: registered dynamically (RFC 7591), named by a Client ID Metadata Document URL, or configured.
+
+`ClientRegistry.find` looks a client_id up in that order: configured clients, then (for an https URL) the
+metadata document it names, then the store of registered clients. Redirect URIs are checked the same way for
+all three: https anywhere, plain http on loopback only, private-use schemes for native apps, and never
+`javascript:`, `data:` or the like.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, cast
+from urllib.parse import unquote, urlsplit
+
+from oauth import _authlib
+from oauth._crypto import new_token, token_hash
+from oauth.cimd import ClientDocuments, is_client_id_url
+from oauth.config import LOOPBACK_NAMES, OAuthConfig
+from oauth.errors import ProtocolError
+from oauth.store import Clock, TokenStore
+
+__all__ = ["AUTH_METHODS", "Client", "ClientRegistry", "TokenAuthMethod", "redirect_uri_problem"]
+
+TokenAuthMethod = Literal["none", "client_secret_basic", "client_secret_post"]
+AUTH_METHODS: Final[tuple[TokenAuthMethod, ...]] = ("none", "client_secret_basic", "client_secret_post")
+"""`token_endpoint_auth_methods_supported`: public clients (PKCE alone) and the two client-secret methods."""
+
+ClientSource = Literal["registered", "document", "configured"]
+
+# Schemes a browser must never be sent to as a redirect (they run code, read files or leave the web).
+_FORBIDDEN_SCHEMES: Final = frozenset(
+    {"javascript", "data", "vbscript", "file", "blob", "about", "filesystem", "ftp", "ws", "wss", "mailto", "tel"}
+)
+_REGISTRATION_TTL: Final = 365 * 24 * 3600.0
+_MAX_REDIRECT_URIS: Final = 20
+
+
+def redirect_uri_problem(uri: object) -> str | None:
+    """Why `uri` cannot be a redirect URI, or None when it can (OAuth 2.1 §2.3.1, RFC 8252 §7)."""
+    if not isinstance(uri, str) or not uri:
+        return f"redirect URI {uri!r} is not a non-empty string"
+    if len(uri) > 2000:
+        return "a redirect URI is longer than 2000 characters"
+    scheme = uri.partition(":")[0].lower()
+    if scheme in _FORBIDDEN_SCHEMES:
+        return f"redirect URI {uri!r} uses the {scheme!r} scheme, which is never allowed"
+    if not _authlib.is_absolute_url(uri):
+        return f"redirect URI {uri!r} must be an absolute URL with a host, without user info or a fragment"
+    host = urlsplit(uri).hostname or ""
+    if scheme == "http" and host not in LOOPBACK_NAMES:
+        return f"redirect URI {uri!r} uses plain http on a host other than localhost; use https"
+    return None
+
+
+def _loopback_key(uri: str) -> tuple[str, str, str, str] | None:
+    """An http loopback URI without its port, for RFC 8252 §7.3 matching; None for any other URI."""
+    parts = urlsplit(uri)
+    if parts.scheme != "http" or parts.hostname not in LOOPBACK_NAMES:
+        return None
+    return parts.scheme, parts.hostname or "", parts.path, parts.query
+
+
+@dataclass(frozen=True, kw_only=True)
+class Client:
+    """A client the server knows: who it is, where codes may be sent, and how it authenticates."""
+
+    client_id: str
+    redirect_uris: tuple[str, ...]
+    name: str = ""
+    auth_method: TokenAuthMethod = "none"
+    secret_hash: str | None = None
+    source: ClientSource = "registered"
+
+    @property
+    def display_name(self) -> str:
+        """The name the consent page shows: the client's own name, or its client_id."""
+        return self.name or self.client_id
+
+    def redirect_uri(self, requested: str | None) -> str | None:
+        """The registered redirect URI a request names, or None when it names none of them.
+
+        Exact string match (OAuth 2.1 §4.1.1), except that an http loopback URI may differ in its port (RFC 8252
+        §7.3: native apps listen on an ephemeral port). Without `requested`, the only registered URI.
+        """
+        if requested is None:
+            return self.redirect_uris[0] if len(self.redirect_uris) == 1 else None
+        if requested in self.redirect_uris:
+            return requested
+        key = _loopback_key(requested)
+        if key is not None and any(_loopback_key(uri) == key for uri in self.redirect_uris):
+            return requested
+        return None
+
+    def secret_matches(self, secret: str | None) -> bool:
+        """Whether `secret` is this confidential client's secret; always False for a public client."""
+        if self.secret_hash is None or not secret:
+            return False
+        return hmac.compare_digest(token_hash(secret), self.secret_hash)
+
+    def to_record(self) -> dict[str, Any]:
+        """The JSON record the store keeps."""
+        return {
+            "client_id": self.client_id,
+            "redirect_uris": list(self.redirect_uris),
+            "name": self.name,
+            "auth_method": self.auth_method,
+            "secret_hash": self.secret_hash,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Client:
+        """The client a `to_record` record describes."""
+        return cls(
+            client_id=str(record["client_id"]),
+            redirect_uris=tuple(record["redirect_uris"]),
+            name=str(record.get("name", "")),
+            auth_method=cast(TokenAuthMethod, record.get("auth_method", "none")),
+            secret_hash=record.get("secret_hash"),
+            source=cast(ClientSource, record.get("source", "registered")),
+        )
+
+
+class ClientRegistry:
+    """Finds, registers and authenticates clients."""
+
+    def __init__(
+        self,
+        config: OAuthConfig,
+        store: TokenStore,
+        *,
+        documents: ClientDocuments | None = None,
+        server_metadata: Mapping[str, Any],
+        clock: Clock | None = None,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.documents = documents
+        self.server_metadata = server_metadata
+        self._clock = clock or time.time
+        self._configured = {
+            client.client_id: Client(
+                client_id=client.client_id,
+                redirect_uris=client.redirect_uris,
+                name=client.name,
+                auth_method="client_secret_basic" if client.client_secret else "none",
+                secret_hash=token_hash(client.client_secret) if client.client_secret else None,
+                source="configured",
+            )
+            for client in config.clients
+        }
+
+    async def find(self, client_id: str) -> Client | None:
+        """The client with this client_id, or None; ClientDocumentError when its metadata document is unusable."""
+        configured = self._configured.get(client_id)
+        if configured is not None:
+            return configured
+        if is_client_id_url(client_id):
+            if self.documents is None or not self.config.client_metadata_documents:
+                return None
+            document = await self.documents.fetch(client_id)
+            return self._document_client(client_id, document)
+        record = await self.store.get("client", token_hash(client_id))
+        return Client.from_record(record) if record is not None else None
+
+    def _document_client(self, url: str, document: Mapping[str, Any]) -> Client:
+        # draft-ietf-oauth-client-id-metadata-document §4.1: the document's client_id is the URL it was fetched from.
+        if document.get("client_id") != url:
+            raise ProtocolError(
+                "invalid_client",
+                f"the client metadata document at {url!r} names client_id {document.get('client_id')!r}; "
+                "it must name its own URL",
+            )
+        if "client_secret" in document or "client_secret_expires_at" in document:
+            raise ProtocolError("invalid_client", f"the client metadata document at {url!r} must not hold a secret")
+        method = document.get("token_endpoint_auth_method", "none")
+        if method != "none":
+            raise ProtocolError(
+                "invalid_client",
+                f"the client metadata document at {url!r} asks for token_endpoint_auth_method {method!r}; "
+                "this server accepts documents of public clients ('none') only",
+            )
+        metadata = self._checked_metadata({**document, "token_endpoint_auth_method": "none"}, code="invalid_client")
+        return Client(
+            client_id=url,
+            redirect_uris=tuple(metadata["redirect_uris"]),
+            name=str(metadata.get("client_name") or ""),
+            auth_method="none",
+            source="document",
+        )
+
+    def _checked_metadata(
+        self, metadata: Mapping[str, Any], *, code: Literal["invalid_client", "invalid_client_metadata"]
+    ) -> dict[str, Any]:
+        try:
+            checked = _authlib.validate_client_metadata(metadata, self.server_metadata)
+        except ProtocolError as error:
+            raise ProtocolError(code if code == "invalid_client" else error.code, error.description) from None
+        uris = checked.get("redirect_uris")
+        if not isinstance(uris, list) or not uris:
+            raise ProtocolError(
+                "invalid_redirect_uri" if code == "invalid_client_metadata" else code,
+                "redirect_uris must list at least one redirect URI",
+            )
+        if len(uris) > _MAX_REDIRECT_URIS:
+            raise ProtocolError(code, f"redirect_uris lists {len(uris)} URIs; at most {_MAX_REDIRECT_URIS} are allowed")
+        for uri in uris:
+            problem = redirect_uri_problem(uri)
+            if problem is not None:
+                raise ProtocolError("invalid_redirect_uri" if code == "invalid_client_metadata" else code, problem)
+        name = checked.get("client_name")
+        if name is not None and (not isinstance(name, str) or len(name) > 200):
+            raise ProtocolError(code, "client_name must be a string of at most 200 characters")
+        return checked
+
+    async def register(self, metadata: Mapping[str, Any]) -> dict[str, Any]:
+        """Register a client (RFC 7591 §3.1) and return the client information response (§3.2.1).
+
+        A client that asks for `none` gets no secret; any other method gets one, returned once and stored hashed.
+        """
+        if not isinstance(metadata, Mapping):
+            raise ProtocolError("invalid_client_metadata", "the registration request must be a JSON object")
+        checked = self._checked_metadata(metadata, code="invalid_client_metadata")
+        method = cast(TokenAuthMethod, checked["token_endpoint_auth_method"])
+        client_id = new_token()
+        secret = new_token() if method != "none" else None
+        client = Client(
+            client_id=client_id,
+            redirect_uris=tuple(checked["redirect_uris"]),
+            name=str(checked.get("client_name") or ""),
+            auth_method=method,
+            secret_hash=token_hash(secret) if secret else None,
+        )
+        now = self._clock()
+        await self.store.put("client", token_hash(client_id), client.to_record(), expires_at=now + _REGISTRATION_TTL)
+        response: dict[str, Any] = {
+            **checked,
+            "client_id": client_id,
+            "client_id_issued_at": int(now),
+            "grant_types": checked.get("grant_types") or ["authorization_code", "refresh_token"],
+            "response_types": checked.get("response_types") or ["code"],
+        }
+        if secret is not None:
+            response["client_secret"] = secret
+            response["client_secret_expires_at"] = 0
+        return response
+
+    async def authenticate(self, form: Mapping[str, str], authorization: str | None) -> Client:
+        """The client a token or revocation request comes from, authenticated (RFC 6749 §2.3, OAuth 2.1 §2.4).
+
+        ProtocolError `invalid_client` (401) when the client is unknown or its credentials are wrong: an MCP
+        client that gets it registers again.
+        """
+        client_id, secret = form.get("client_id"), form.get("client_secret")
+        basic = authorization is not None and authorization[:6].lower() == "basic "
+        if basic and authorization is not None:
+            try:
+                decoded = base64.b64decode(authorization[6:].strip(), validate=True).decode()
+                user, _, password = decoded.partition(":")
+            except ValueError:
+                raise ProtocolError(
+                    "invalid_client", "the Basic authorization header is not base64 of id:secret"
+                ) from None
+            # RFC 6749 §2.3.1: the id and secret are form-urlencoded before Basic encoding.
+            basic_id, secret = unquote(user.replace("+", " ")), unquote(password.replace("+", " "))
+            if client_id is not None and client_id != basic_id:
+                raise ProtocolError("invalid_client", "client_id in the body differs from the Basic credentials")
+            client_id = basic_id
+        if not client_id:
+            raise ProtocolError("invalid_client", "the request names no client: send client_id")
+        try:
+            client = await self.find(client_id)
+        except ProtocolError as error:
+            raise ProtocolError("invalid_client", error.description) from None
+        if client is None:
+            raise ProtocolError(
+                "invalid_client",
+                f"unknown client_id {client_id!r}; register the client again at the registration endpoint",
+            )
+        if client.auth_method == "none":
+            return client
+        if not client.secret_matches(secret):
+            raise ProtocolError("invalid_client", f"client {client_id!r} must authenticate with its client_secret")
+        return client

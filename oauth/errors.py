@@ -1,0 +1,75 @@
+"""Errors of the oauth package.
+
+OAuthError
+├── ConfigError        the server was configured with something it cannot serve (says what to fix)
+├── StoreError         the token store failed or holds a record this version cannot read
+├── ProtocolError      a request broke OAuth; answered with the RFC 6749 §5.2 error `code` and `description`
+│   └── ClientDocumentError   a Client ID Metadata Document could not be fetched or is not acceptable
+└── LoginError         the person at the login page could not be logged in (shown on the page)
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+__all__ = ["ClientDocumentError", "ConfigError", "ErrorCode", "LoginError", "OAuthError", "ProtocolError", "StoreError"]
+
+ErrorCode = Literal[
+    "invalid_request",
+    "invalid_client",
+    "invalid_grant",
+    "unauthorized_client",
+    "unsupported_grant_type",
+    "unsupported_response_type",
+    "unsupported_token_type",
+    "invalid_scope",
+    "invalid_target",
+    "access_denied",
+    "invalid_redirect_uri",
+    "invalid_client_metadata",
+    "server_error",
+]
+"""The error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 7009 §2.2.1, RFC 7591 §3.2.2 and RFC 8707 §2."""
+
+_STATUS: dict[str, int] = {"invalid_client": 401, "server_error": 500}
+
+
+class OAuthError(Exception):
+    """Root of every error the oauth package raises."""
+
+
+class ConfigError(OAuthError):
+    """The OAuth server was configured with something it cannot serve."""
+
+
+class StoreError(OAuthError):
+    """The token store failed, or holds a record this version cannot read."""
+
+
+class ProtocolError(OAuthError):
+    """A request broke the protocol; `code` is the spec's error code, the message its `error_description`.
+
+    `status` is the HTTP status of a JSON error response: 401 for `invalid_client` (RFC 6749 §5.2: then the
+    client registers again), 500 for `server_error`, 400 otherwise.
+    """
+
+    def __init__(self, code: ErrorCode, description: str, *, status: int | None = None) -> None:
+        super().__init__(description)
+        self.code: ErrorCode = code
+        self.description = description
+        self.status = status if status is not None else _STATUS.get(code, 400)
+
+    def body(self) -> dict[str, str]:
+        """The JSON error response body (RFC 6749 §5.2)."""
+        return {"error": self.code, "error_description": self.description}
+
+
+class ClientDocumentError(ProtocolError):
+    """A Client ID Metadata Document could not be fetched, or does not describe the client that names it."""
+
+    def __init__(self, description: str) -> None:
+        super().__init__("invalid_client", description)
+
+
+class LoginError(OAuthError):
+    """The login failed; the message is shown on the login page and says what to do."""

@@ -1,0 +1,28 @@
+"""The dynamic client registration endpoint (RFC 7591): how claude.ai and ChatGPT introduce themselves."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from oauth._http import error_response, json_response, read_json
+from oauth.clients import ClientRegistry
+from oauth.errors import ProtocolError
+
+__all__ = ["RegistrationEndpoint"]
+
+
+class RegistrationEndpoint:
+    """POST /register: 201 with the client information, or 400 with an RFC 7591 §3.2.2 error."""
+
+    def __init__(self, clients: ClientRegistry) -> None:
+        self.clients = clients
+
+    async def __call__(self, request: Request) -> Response:
+        """Register the client the JSON body describes."""
+        try:
+            metadata = await read_json(request)
+            information = await self.clients.register(metadata)
+        except ProtocolError as error:
+            return error_response(error)
+        return json_response(information, status=201)

@@ -1,0 +1,52 @@
+"""The resource server side: the MCP endpoint accepts only this server's access tokens, and each becomes the
+REST headers of the user who logged in. This is the one place the oauth package meets the gateway: the
+gateway's `auth` function (`gateway.credentials.AuthFunc`), which raises the gateway's `CredentialError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gateway.errors import CredentialError
+from oauth.config import OAuthConfig
+from oauth.grants import Grants
+from oauth.metadata import resource_metadata_url
+
+__all__ = ["ResourceGuard"]
+
+
+class ResourceGuard:
+    """Turns an MCP request's bearer token into REST headers, or refuses it with an RFC 6750 challenge.
+
+    The MCP access token itself never reaches the REST API: the headers are the ones the user logged in with.
+    """
+
+    def __init__(self, config: OAuthConfig, grants: Grants) -> None:
+        self.config = config
+        self.grants = grants
+
+    def challenge(self, error: str | None = None, description: str | None = None) -> str:
+        """The WWW-Authenticate value of a 401: where the resource metadata is and which scopes to ask for
+        (RFC 9728 §5.1, MCP authorization: scope selection)."""
+        parts = [f'resource_metadata="{resource_metadata_url(self.config)}"', f'scope="{" ".join(self.config.scopes)}"']
+        if error is not None:
+            parts.append(f'error="{error}"')
+        if description is not None:
+            parts.append(f'error_description="{description}"')
+        return "Bearer " + ", ".join(parts)
+
+    async def rest_headers(self, token: str | None) -> Mapping[str, str]:
+        """The gateway's `auth` function: REST headers for a valid token; CredentialError (401) otherwise."""
+        if not token:
+            # RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
+            raise CredentialError(
+                "this MCP server needs OAuth: connect through the client's OAuth flow",
+                www_authenticate=self.challenge(),
+            )
+        grant = await self.grants.check_access_token(token)
+        if grant is None:
+            raise CredentialError(
+                "the access token is invalid, expired, revoked or for another resource; refresh it or authorize again",
+                www_authenticate=self.challenge("invalid_token", "the access token is not valid for this resource"),
+            )
+        return grant.credentials

@@ -1,0 +1,64 @@
+"""`TokenStore`: where the authorization server keeps clients, logins in progress, codes, grants and tokens.
+
+A store is a small key-value map with expiry and one atomic operation, `claim`, which is what makes codes
+single-use and refresh tokens rotate. Keys of secret-bearing records (codes, tokens) are hashes of the
+secrets (see `oauth._crypto.token_hash`), and the users' REST credentials inside grants are sealed, so the
+store holds nothing directly usable. Implementations: `SqliteStore` (one file, the embedded default; several
+processes on one host may share it) and `RedisStore` (several gateway instances behind a load balancer).
+`open_store(url)` picks one from a URL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Protocol
+
+from oauth.errors import ConfigError
+
+__all__ = ["Clock", "RecordKind", "TokenStore", "open_store"]
+
+RecordKind = Literal["client", "request", "code", "grant", "access", "refresh"]
+"""What a record is: a registered client, a login in progress, an authorization code, a grant (one consent of
+one user to one client: the token family), an access token, or a refresh token."""
+
+Clock = Callable[[], float]
+"""Seconds since the epoch; injected so that tests can move time."""
+
+
+class TokenStore(Protocol):
+    """A map from (kind, key) to a JSON-serializable record that expires; every method is safe to call
+    concurrently, from several processes sharing one backend."""
+
+    async def put(self, kind: RecordKind, key: str, record: Mapping[str, Any], *, expires_at: float) -> None:
+        """Store `record` until `expires_at`, replacing any record under the key (and its claim)."""
+
+    async def get(self, kind: RecordKind, key: str) -> dict[str, Any] | None:
+        """The record under the key, or None when there is none or it has expired."""
+
+    async def claim(self, kind: RecordKind, key: str) -> tuple[dict[str, Any] | None, bool]:
+        """Mark the record as used and return it, with True when this call was the first to claim it.
+
+        Atomic: of any number of concurrent claims, exactly one sees True. A missing or expired record gives
+        (None, False).
+        """
+
+    async def delete(self, kind: RecordKind, key: str) -> None:
+        """Remove the record under the key, if any."""
+
+    async def aclose(self) -> None:
+        """Release connections; the store is not used afterwards."""
+
+
+def open_store(url: str, *, clock: Clock | None = None) -> TokenStore:
+    """The store a URL names: `redis://host:port/db` (or `rediss://`) for Redis, else a SQLite file path
+    (`sqlite:///path/file.db` or a plain path)."""
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from oauth.store_redis import RedisStore
+
+        return RedisStore.from_url(url, clock=clock)
+    path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
+    if "://" in path:
+        raise ConfigError(f"store URL {url!r}: give redis://host:port/db or a SQLite file path")
+    from oauth.store_sqlite import SqliteStore
+
+    return SqliteStore(path, clock=clock)

@@ -1,0 +1,102 @@
+"""`RedisStore`: the token store in Redis, for several gateway instances behind a load balancer."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis.asyncio as redis
+from redis.exceptions import RedisError
+
+from oauth.errors import StoreError
+from oauth.store import Clock, RecordKind
+
+__all__ = ["RedisStore"]
+
+
+class RedisStore:
+    """A `TokenStore` in Redis: one string key per record, expiring with it, under `prefix`.
+
+    `claim` is `SET <claim-key> NX`, atomic across every instance that shares the server. Records carry their
+    own expiry too, checked against `clock`, so Redis's TTL only reclaims memory.
+    """
+
+    def __init__(self, client: redis.Redis, *, prefix: str = "mcp-oauth:", clock: Clock | None = None) -> None:
+        self.client = client
+        self.prefix = prefix
+        self._clock = clock or time.time
+
+    @classmethod
+    def from_url(cls, url: str, *, prefix: str = "mcp-oauth:", clock: Clock | None = None) -> RedisStore:
+        """A store on the Redis server at `url`, e.g. redis://127.0.0.1:6379/0."""
+        return cls(redis.Redis.from_url(url), prefix=prefix, clock=clock)
+
+    def _key(self, kind: RecordKind, key: str) -> str:
+        return f"{self.prefix}{kind}:{key}"
+
+    def _claim_key(self, kind: RecordKind, key: str) -> str:
+        return f"{self.prefix}claimed:{kind}:{key}"
+
+    async def put(self, kind: RecordKind, key: str, record: Mapping[str, Any], *, expires_at: float) -> None:
+        """See `TokenStore.put`."""
+        ttl_ms = math.ceil((expires_at - self._clock()) * 1000)
+        value = json.dumps({"expires_at": expires_at, "record": dict(record)})
+        try:
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.delete(self._claim_key(kind, key))
+                if ttl_ms > 0:
+                    pipe.set(self._key(kind, key), value, px=ttl_ms)
+                else:
+                    pipe.delete(self._key(kind, key))
+                await pipe.execute()
+        except RedisError as error:
+            raise StoreError(f"the Redis token store failed: {error}") from error
+
+    async def get(self, kind: RecordKind, key: str) -> dict[str, Any] | None:
+        """See `TokenStore.get`."""
+        found = await self._read(kind, key)
+        return found[1] if found is not None else None
+
+    async def _read(self, kind: RecordKind, key: str) -> tuple[float, dict[str, Any]] | None:
+        try:
+            raw = await self.client.get(self._key(kind, key))
+        except RedisError as error:
+            raise StoreError(f"the Redis token store failed: {error}") from error
+        if raw is None:
+            return None
+        try:
+            value = json.loads(raw)
+            expires_at, record = float(value["expires_at"]), value["record"]
+        except (ValueError, KeyError, TypeError) as error:
+            raise StoreError(f"a record in Redis is not one this store wrote: {raw[:80]!r}") from error
+        if expires_at <= self._clock() or not isinstance(record, dict):
+            return None
+        return expires_at, record
+
+    async def claim(self, kind: RecordKind, key: str) -> tuple[dict[str, Any] | None, bool]:
+        """See `TokenStore.claim`."""
+        found = await self._read(kind, key)
+        if found is None:
+            return None, False
+        expires_at, record = found
+        try:
+            # The marker lives as long as the record, so a reused code or token is recognised until it expires.
+            ttl_ms = max(1, math.ceil((expires_at - self._clock()) * 1000))
+            first = await self.client.set(self._claim_key(kind, key), b"1", nx=True, px=ttl_ms)
+        except RedisError as error:
+            raise StoreError(f"the Redis token store failed: {error}") from error
+        return record, bool(first)
+
+    async def delete(self, kind: RecordKind, key: str) -> None:
+        """See `TokenStore.delete`."""
+        try:
+            await self.client.delete(self._key(kind, key), self._claim_key(kind, key))
+        except RedisError as error:
+            raise StoreError(f"the Redis token store failed: {error}") from error
+
+    async def aclose(self) -> None:
+        """See `TokenStore.aclose`."""
+        await self.client.aclose()

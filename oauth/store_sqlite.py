@@ -1,0 +1,120 @@
+"""`SqliteStore`: the token store in one SQLite file, the embedded default."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from oauth.errors import StoreError
+from oauth.store import Clock, RecordKind
+
+__all__ = ["SqliteStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS oauth_records (
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    claimed INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (kind, key)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS oauth_records_expiry ON oauth_records (expires_at);
+"""
+_PURGE_EVERY = 60.0
+
+
+class SqliteStore:
+    """A `TokenStore` in a SQLite file (created on first use; `:memory:` for a private in-memory store).
+
+    WAL journaling lets several processes on one host share the file; `claim` is one conditional UPDATE, so
+    it is atomic across them. Calls run in a worker thread, one at a time per store, so the event loop never
+    waits on the disk. Expired rows are purged at most once a minute, on writes.
+    """
+
+    def __init__(self, path: str | Path, *, clock: Clock | None = None) -> None:
+        self.path = str(path)
+        self._clock = clock or time.time
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._purged_at = 0.0
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            self._db = db
+        return self._db
+
+    async def _run(self, sql: str, *params: Any) -> sqlite3.Cursor:
+        def run() -> sqlite3.Cursor:
+            with self._lock:
+                try:
+                    return self._connection().execute(sql, params)
+                except sqlite3.Error as error:
+                    raise StoreError(f"the SQLite token store {self.path!r} failed: {error}") from error
+
+        return await anyio.to_thread.run_sync(run)
+
+    async def put(self, kind: RecordKind, key: str, record: Mapping[str, Any], *, expires_at: float) -> None:
+        """See `TokenStore.put`."""
+        now = self._clock()
+        if now - self._purged_at > _PURGE_EVERY:
+            self._purged_at = now
+            await self._run("DELETE FROM oauth_records WHERE expires_at <= ?", now)
+        await self._run(
+            "INSERT OR REPLACE INTO oauth_records (kind, key, value, expires_at, claimed) VALUES (?, ?, ?, ?, 0)",
+            kind,
+            key,
+            json.dumps(record),
+            expires_at,
+        )
+
+    async def get(self, kind: RecordKind, key: str) -> dict[str, Any] | None:
+        """See `TokenStore.get`."""
+        cursor = await self._run(
+            "SELECT value FROM oauth_records WHERE kind = ? AND key = ? AND expires_at > ?", kind, key, self._clock()
+        )
+        row = cursor.fetchone()
+        return _load(row[0]) if row is not None else None
+
+    async def claim(self, kind: RecordKind, key: str) -> tuple[dict[str, Any] | None, bool]:
+        """See `TokenStore.claim`."""
+        now = self._clock()
+        updated = await self._run(
+            "UPDATE oauth_records SET claimed = 1 WHERE kind = ? AND key = ? AND expires_at > ? AND claimed = 0",
+            kind,
+            key,
+            now,
+        )
+        first = updated.rowcount == 1
+        return await self.get(kind, key), first
+
+    async def delete(self, kind: RecordKind, key: str) -> None:
+        """See `TokenStore.delete`."""
+        await self._run("DELETE FROM oauth_records WHERE kind = ? AND key = ?", kind, key)
+
+    async def aclose(self) -> None:
+        """See `TokenStore.aclose`."""
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+
+def _load(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise StoreError(f"a stored record is not a JSON object: {text[:80]!r}")
+    return value

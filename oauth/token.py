@@ -1,0 +1,56 @@
+"""The token endpoint (OAuth 2.1 §3.2): authorization codes and refresh tokens become access tokens."""
+
+from __future__ import annotations
+
+import logging
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from oauth._http import error_response, json_response, read_form
+from oauth.clients import ClientRegistry
+from oauth.errors import ProtocolError
+from oauth.grants import Grants
+
+__all__ = ["TokenEndpoint"]
+
+logger = logging.getLogger(__name__)
+
+
+class TokenEndpoint:
+    """POST /token: `authorization_code` (with PKCE) and `refresh_token` (rotating) grants."""
+
+    def __init__(self, clients: ClientRegistry, grants: Grants) -> None:
+        self.clients = clients
+        self.grants = grants
+
+    async def __call__(self, request: Request) -> Response:
+        """Answer one token request with tokens or an RFC 6749 §5.2 error, never cached."""
+        authorization = request.headers.get("authorization")
+        try:
+            form = await read_form(request)
+            client = await self.clients.authenticate(form, authorization)
+            grant_type = form.get("grant_type")
+            if grant_type == "authorization_code":
+                tokens = await self.grants.exchange_code(
+                    code=form.get("code", ""),
+                    client=client,
+                    redirect_uri=form.get("redirect_uri"),
+                    code_verifier=form.get("code_verifier"),
+                    resource=form.get("resource"),
+                )
+            elif grant_type == "refresh_token":
+                tokens = await self.grants.refresh(
+                    refresh_token=form.get("refresh_token", ""),
+                    client=client,
+                    scope=form.get("scope"),
+                    resource=form.get("resource"),
+                )
+            else:
+                raise ProtocolError(
+                    "unsupported_grant_type",
+                    f"grant_type {grant_type!r} is not supported; use authorization_code or refresh_token",
+                )
+        except ProtocolError as error:
+            return error_response(error, basic_challenge=authorization is not None)
+        return json_response(tokens)

@@ -1,0 +1,296 @@
+"""`Engine`: runs one script in a fresh QuickJS context inside a worker process. The only module that touches
+the QuickJS binding.
+
+The script's source becomes the body of an async function (so top-level `await` and `return` work, and the
+last expression is returned; see `sandbox._source`). The engine drives the guest's job queue itself: it runs
+pending jobs, drains what the guest queued (calls, console lines, its outcome), sends the calls to the host
+through a `HostLink`, waits for answers and settles the guest's promises with them, until the script has an
+outcome or the deadline passes.
+
+QuickJS's own limits are the first line: a heap limit, a stack limit, and a CPU-time limit set before every
+entry into the guest to a share of the time left. A regular expression or another native builtin can run past
+that limit (QuickJS checks it only between bytecodes), which is why the host kills the worker at the deadline.
+
+The guest never calls into Python, and every string crossing the boundary is JSON text: what comes out was
+made by the guest's captured `JSON.stringify` (unpaired surrogates arrive escaped), what goes in is ASCII. The
+binding cannot take other strings safely.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+# The binding's extension module, not the `quickjs` wrapper package: the wrapper imports concurrent.futures and
+# logging (about 100 ms of every worker's start-up) for a thread pool the sandbox does not use. Same API.
+import _quickjs  # type: ignore[import-not-found]
+
+from sandbox._prelude import PRELUDE, REMOVED_GLOBALS
+from sandbox._source import with_implicit_return
+
+__all__ = ["Engine", "EngineLimits", "HostLink", "Outcome", "OutcomeKind", "Reply"]
+
+OutcomeKind = Literal["json", "text", "undefined", "error", "syntax", "result", "timeout", "memory", "stalled"]
+"""What a run ended with: a value (json, text, undefined) or a failure."""
+
+#: Share of the time left that QuickJS's CPU limit gets per entry; its check overshoots, the host kill does not.
+_ENGINE_SHARE = 0.8
+#: Caps on the error info a script sends back, so an error cannot smuggle a large payload past the result cap.
+_MAX_MESSAGE_CHARS = 2_000
+_MAX_STACK_CHARS = 2_000
+_VALUE_KINDS = ("json", "text", "undefined")
+_ERROR_KINDS = ("error", "syntax", "result")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineLimits:
+    """The limits the engine enforces inside the worker (the host enforces them again on its side)."""
+
+    memory_bytes: int
+    stack_bytes: int
+    max_calls: int
+    max_arg_bytes: int
+    max_result_bytes: int
+    max_log_lines: int
+    max_log_bytes: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reply:
+    """The host's answer to call `id`: the value as JSON text when `ok`, else the error info as JSON text."""
+
+    id: int
+    ok: bool
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outcome:
+    """How a run ended: `text` is the result's JSON text, or the error info's, depending on `kind`."""
+
+    kind: OutcomeKind
+    text: str
+    calls: int
+    dropped_logs: int
+
+    @property
+    def ok(self) -> bool:
+        """True when the script produced a result."""
+        return self.kind in _VALUE_KINDS
+
+
+class HostLink(Protocol):
+    """The worker's side of the pipe to the host, as the engine needs it."""
+
+    def call(self, call_id: int, name: str, args_json: str) -> None:
+        """Ask the host to run catalog function `name` with the JSON arguments; the answer comes as a Reply."""
+
+    def log(self, line: str) -> None:
+        """Pass one console line on to the host."""
+
+    def next_reply(self, timeout: float) -> Reply | None:
+        """The next answer from the host, or None when none arrived within `timeout` seconds."""
+
+
+class _Deadline(Exception):
+    """The run's time is up."""
+
+
+class Engine:
+    """Runs scripts one at a time, each in a fresh QuickJS context that sees only the given catalog functions."""
+
+    def __init__(self, functions: Sequence[str], limits: EngineLimits) -> None:
+        self._names = json.dumps(list(functions), ensure_ascii=True)
+        self._limits = limits
+        self._limits_json = json.dumps(
+            {
+                "maxCalls": limits.max_calls,
+                "maxArgBytes": limits.max_arg_bytes,
+                "maxLogLines": limits.max_log_lines,
+                "maxLogBytes": limits.max_log_bytes,
+            },
+            ensure_ascii=True,
+        )
+
+    def run(self, source: str, timeout: float, link: HostLink) -> Outcome:
+        """Run `source` until it finishes or `timeout` seconds pass; the outcome, never a script's exception."""
+        run = _Run(link, self._limits, _Guest(time.monotonic() + timeout, self._limits))
+        try:
+            return run.drive(source, self._names, self._limits_json)
+        except _Deadline:
+            return run.outcome("timeout", "null")
+        except _quickjs.JSException as error:
+            return run.escaped(str(error))
+        finally:
+            run.guest.close()
+
+
+class _Guest:
+    """One fresh QuickJS context, entered only with its CPU limit set to a share of the time left."""
+
+    def __init__(self, deadline: float, limits: EngineLimits) -> None:
+        self.deadline = deadline
+        self.memory_bytes = limits.memory_bytes
+        self.context: Any = _quickjs.Context()
+        self.context.set_memory_limit(limits.memory_bytes)
+        self.context.set_max_stack_size(limits.stack_bytes)
+        #: An entry ran for its whole CPU limit: an interrupt, which the guest may have turned into a rejection.
+        self.interrupted = False
+
+    def left(self) -> float:
+        """Seconds until the deadline, at least 0."""
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def enter(self, function: Any, *args: object) -> Any:
+        """Call into the guest; what it returned. _Deadline when no time is left."""
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _Deadline
+        limit = max(left * _ENGINE_SHARE, 0.001)
+        self.context.set_time_limit(limit)
+        started = time.monotonic()
+        try:
+            return function(*args)
+        finally:
+            self.interrupted = self.interrupted or time.monotonic() - started >= limit
+
+    def pump(self) -> None:
+        """Run pending jobs (promise reactions) until none is left."""
+        while self.enter(self.context.execute_pending_job):
+            pass
+
+    def stalled(self) -> OutcomeKind:
+        """Why a script that awaits with no call outstanding stopped: time, memory, or a promise never settled."""
+        if self.interrupted:
+            return "timeout"
+        if self.context.memory().get("malloc_size", 0) >= self.memory_bytes * 3 // 4:
+            return "memory"
+        return "stalled"
+
+    def close(self) -> None:
+        """Drop the context, and with it every object of the run."""
+        self.context = None
+
+
+class _Run:
+    """One script: the guest, the calls it has outstanding, and the counts the host is told about."""
+
+    def __init__(self, link: HostLink, limits: EngineLimits, guest: _Guest) -> None:
+        self.link = link
+        self.limits = limits
+        self.guest = guest
+        self.calls = 0
+        self.outstanding: set[int] = set()
+        self.log_lines = 0
+        self.log_bytes = 0
+        self.dropped_logs = 0
+
+    def drive(self, source: str, names: str, limits: str) -> Outcome:
+        guest = self.guest
+        for name in REMOVED_GLOBALS:
+            guest.enter(guest.context.eval, f"delete globalThis.{name}")
+        control = guest.enter(guest.enter(guest.context.eval, PRELUDE), names, limits)
+        guest.enter(control, "start", with_implicit_return(source), source)
+        while True:
+            guest.pump()
+            done = self.drain(guest.enter(control, "drain"))
+            if done is not None:
+                return done
+            if not self.outstanding:
+                return self.outcome(guest.stalled(), "null")
+            reply = self.link.next_reply(guest.left())
+            if reply is None:
+                raise _Deadline
+            if reply.id in self.outstanding:
+                self.outstanding.discard(reply.id)
+                guest.enter(control, "settle", reply.id, reply.ok, reply.text)
+
+    def drain(self, text: object) -> Outcome | None:
+        """Pass on what the guest queued; its outcome when it has one."""
+        batch = json.loads(text) if isinstance(text, str) else {}
+        self.dropped_logs += int(batch.get("dropped") or 0)
+        for line in batch.get("logs") or ():
+            self.log(str(line))
+        for call_id, name, args_json in batch.get("calls") or ():
+            self.calls += 1
+            if self.calls > self.limits.max_calls:
+                continue  # the guest counts too; a call past the budget never leaves the worker
+            self.outstanding.add(call_id)
+            self.link.call(int(call_id), str(name), str(args_json))
+        outcome = batch.get("outcome")
+        if not outcome:
+            return None
+        ok, kind, payload = outcome
+        return self.finished(ok is True, str(kind), str(payload))
+
+    def log(self, line: str) -> None:
+        encoded = line.encode("utf-8", "replace")
+        if self.log_lines >= self.limits.max_log_lines or self.log_bytes + len(encoded) > self.limits.max_log_bytes:
+            self.dropped_logs += 1
+            return
+        self.log_lines += 1
+        self.log_bytes += len(encoded)
+        self.link.log(line)
+
+    def finished(self, ok: bool, kind: str, payload: str) -> Outcome:
+        if ok and kind in _VALUE_KINDS:
+            size = len(payload.encode("utf-8", "replace"))
+            if size > self.limits.max_result_bytes:
+                return self.outcome("result", _result_too_large(size, self.limits.max_result_bytes))
+            return self.outcome(kind, payload)  # type: ignore[arg-type]
+        info = _capped_info(payload, self.limits.max_result_bytes)
+        failure: OutcomeKind = kind if kind in _ERROR_KINDS else "error"  # type: ignore[assignment]
+        if info["name"] == "InternalError" and info["message"] == "out of memory":
+            failure = "memory"
+        elif info["name"] == "InternalError" and info["message"] == "interrupted":
+            failure = "timeout"
+        return self.outcome(failure, json.dumps(info, ensure_ascii=True))
+
+    def outcome(self, kind: OutcomeKind, text: str) -> Outcome:
+        """An outcome with this run's counts."""
+        return Outcome(kind=kind, text=text, calls=self.calls, dropped_logs=self.dropped_logs)
+
+    def escaped(self, message: str) -> Outcome:
+        """The outcome of an exception that escaped the guest (the prelude catches the script's own)."""
+        first, _, stack = message.partition("\n")
+        if first.endswith("interrupted"):
+            return self.outcome("timeout", "null")
+        if first.endswith("out of memory"):
+            return self.outcome("memory", "null")
+        name, _, text = first.partition(": ")
+        info = {"name": name or "Error", "message": text[:_MAX_MESSAGE_CHARS], "stack": stack[:_MAX_STACK_CHARS]}
+        return self.outcome("error", json.dumps(info, ensure_ascii=True))
+
+
+def _result_too_large(size: int, limit: int) -> str:
+    message = (
+        f"the result is {size} bytes, over the {limit}-byte limit; return only what is needed "
+        "(filter, aggregate, or slice it)"
+    )
+    return json.dumps({"name": "RangeError", "message": message}, ensure_ascii=True)
+
+
+def _capped_info(text: str, max_bytes: int) -> dict[str, Any]:
+    """The error info the guest sent, with message and stack cut and a body that does not fit dropped."""
+    try:
+        info = json.loads(text)
+    except ValueError:
+        info = None
+    if not isinstance(info, dict):
+        return {"name": "Error", "message": "the script threw an error that cannot be described", "stack": ""}
+    capped: dict[str, Any] = {
+        "name": str(info.get("name", "Error"))[:100],
+        "message": str(info.get("message", ""))[:_MAX_MESSAGE_CHARS],
+        "stack": str(info.get("stack", ""))[:_MAX_STACK_CHARS],
+    }
+    status = info.get("status")
+    if isinstance(status, int) and not isinstance(status, bool):
+        capped["status"] = status
+    if isinstance(info.get("function"), str):
+        capped["function"] = info["function"][:200]
+    if "body" in info and len(json.dumps(info["body"], ensure_ascii=True)) <= max_bytes:
+        capped["body"] = info["body"]
+    return capped

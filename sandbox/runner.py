@@ -1,0 +1,504 @@
+"""`Sandbox`: run a script in a worker process, answering its calls through a callback, within every limit.
+
+The host side enforces each rule on the way out of the guest, whatever the worker claims: the call budget,
+the argument cap, the answer cap (an answer over it becomes an Error the script can catch), the result cap, the
+console caps and the deadline. The deadline covers the whole run, calls included; at the deadline the worker
+is killed and replaced. Calls run on the host, at most `max_parallel_calls` of one script at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+from sandbox._prelude import LINE_OFFSET
+from sandbox._protocol import ProtocolError
+from sandbox.errors import BusyError, CallError, LimitsError, SourceError
+from sandbox.limits import ScriptLimits
+from sandbox.pool import Worker, WorkerCrashError, WorkerPool, WorkerSetup
+
+__all__ = ["ErrorReporter", "FailureKind", "FunctionCaller", "Sandbox", "ScriptFailure", "ScriptResult"]
+
+logger = logging.getLogger("sandbox")
+
+FunctionCaller = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Runs catalog function `name` with `args` for the script: returns JSON data, or raises CallError (the script
+can catch it); any other exception reaches the script as a generic error and the reporter with its details."""
+
+ErrorReporter = Callable[[Exception], Awaitable[None]]
+"""Receives failures the agent sees only as generic text: a crash in a host call, a worker that died."""
+
+FailureKind = Literal["error", "syntax", "result", "timeout", "memory", "stalled", "crashed"]
+"""Why a script failed: it threw, did not compile, returned too much, ran out of time or memory, waited on a
+promise nothing resolves, or its worker failed."""
+
+_WORKER_FAILURES = (
+    ProtocolError,
+    WorkerCrashError,
+    anyio.EndOfStream,
+    anyio.IncompleteRead,
+    anyio.BrokenResourceError,
+    anyio.ClosedResourceError,
+    OSError,
+)
+_RESULT_KINDS = frozenset({"json", "text", "undefined"})
+_FAILURE_KINDS = frozenset({"error", "syntax", "result", "timeout", "memory", "stalled"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptFailure:
+    """Why a script failed, with a message written for the agent; `name`, `status` and `body` come from the
+    uncaught JS error (a call error carries the REST status and body)."""
+
+    kind: FailureKind
+    message: str
+    name: str = ""
+    status: int | None = None
+    body: Any = None
+    function: str | None = None
+    stack: str = ""
+    #: The line of the script the error points at, when the engine says.
+    line: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptResult:
+    """What a run produced: the result (`text` as the agent reads it) or a failure, then the console lines."""
+
+    value: Any = None
+    #: The result as text: a string result as is, anything else as JSON, '' for undefined.
+    text: str = ""
+    failure: ScriptFailure | None = None
+    logs: tuple[str, ...] = ()
+    #: console lines not kept because of the caps.
+    dropped_logs: int = 0
+    calls: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when the script finished with a result."""
+        return self.failure is None
+
+
+@dataclass(kw_only=True)
+class _Run:
+    """Host-side accounting for one script."""
+
+    limits: ScriptLimits
+    caller: FunctionCaller
+    report: ErrorReporter | None
+    parallel: anyio.CapacityLimiter
+    calls: int = 0
+    logs: list[str] = field(default_factory=list)
+    log_bytes: int = 0
+    dropped_logs: int = 0
+
+    def add_log(self, payload: bytes) -> None:
+        line = payload.decode("utf-8", "replace")
+        size = len(line.encode())
+        if len(self.logs) >= self.limits.max_log_lines or self.log_bytes + size > self.limits.max_log_bytes:
+            self.dropped_logs += 1
+            return
+        self.logs.append(line)
+        self.log_bytes += size
+
+
+class Sandbox:
+    """Runs scripts that see the catalog functions `functions` ("module.function" names) and nothing else.
+
+    One sandbox keeps a warm pool of `limits.max_concurrent` worker processes, started by `start()` (or the
+    first run) in the running event loop; `aclose()` kills them. A sandbox used from a new event loop starts a
+    new pool there.
+    """
+
+    def __init__(self, functions: Iterable[str], limits: ScriptLimits | None = None) -> None:
+        self.limits = limits if limits is not None else ScriptLimits()
+        if not isinstance(self.limits, ScriptLimits):
+            raise LimitsError(f"limits must be a ScriptLimits, got {self.limits!r}")
+        names = list(dict.fromkeys(functions))
+        for name in names:
+            if not isinstance(name, str) or "." not in name.strip(".") or not name.isprintable():
+                raise LimitsError(f"function names must be 'module.function' strings, got {name!r}")
+        self.functions = tuple(names)
+        largest = max(self.limits.max_result_bytes, self.limits.max_arg_bytes, self.limits.max_response_bytes)
+        self._setup = WorkerSetup(
+            functions=self.functions,
+            limits=dataclasses.asdict(self.limits),
+            max_payload=largest + 64 * 1024,
+        )
+        self._pool: WorkerPool | None = None
+        self._slots: anyio.Semaphore | None = None
+        self._loop: object = None
+
+    # Lifecycle
+
+    async def start(self) -> None:
+        """Spawn the warm workers now instead of at the first run."""
+        pool, _ = self._ensure_pool()
+        await pool.fill()
+
+    async def aclose(self) -> None:
+        """Kill every worker; a later run starts a new pool."""
+        pool, self._pool, self._loop = self._pool, None, None
+        if pool is not None:
+            await pool.aclose()
+
+    async def __aenter__(self) -> Sandbox:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def worker_pids(self) -> tuple[int, ...]:
+        """Process ids of the workers, idle or busy (for diagnostics)."""
+        return self._pool.pids if self._pool is not None else ()
+
+    @property
+    def busy_pids(self) -> tuple[int, ...]:
+        """Process ids of the workers running a script now (for diagnostics)."""
+        return self._pool.busy_pids if self._pool is not None else ()
+
+    def _ensure_pool(self) -> tuple[WorkerPool, anyio.Semaphore]:
+        token = anyio.lowlevel.current_token()
+        if self._pool is None or self._slots is None or self._loop != token:
+            # A pool's pipes belong to the event loop that made them; a new loop gets its own pool.
+            self._pool = WorkerPool(
+                self._setup, size=self.limits.max_concurrent, max_runs=self.limits.max_runs_per_worker
+            )
+            self._slots = anyio.Semaphore(self.limits.max_concurrent)
+            self._loop = token
+        return self._pool, self._slots
+
+    # Running
+
+    async def run(self, source: str, caller: FunctionCaller, *, report: ErrorReporter | None = None) -> ScriptResult:
+        """Run `source`, answering its calls with `caller`; the result or failure, and the console lines.
+
+        Raises SourceError when the source is refused before running, and BusyError when no slot frees up
+        within `limits.slot_wait`. Everything that happens once the script runs is in the ScriptResult.
+        """
+        encoded = _checked_source(source, self.limits.max_source_bytes)
+        pool, slots = self._ensure_pool()
+        await _take(slots, self.limits)
+        try:
+            return await self._run(pool, encoded, caller, report)
+        finally:
+            slots.release()
+
+    async def _run(
+        self, pool: WorkerPool, source: bytes, caller: FunctionCaller, report: ErrorReporter | None
+    ) -> ScriptResult:
+        started = time.monotonic()
+        run = _Run(
+            limits=self.limits,
+            caller=caller,
+            report=report,
+            parallel=anyio.CapacityLimiter(self.limits.max_parallel_calls),
+        )
+        worker: Worker | None = None
+        outcome: ScriptResult | str | None = None
+        try:
+            with anyio.move_on_after(self.limits.timeout):
+                try:
+                    worker = await pool.acquire()
+                except WorkerCrashError as error:
+                    outcome = str(error)
+                else:
+                    outcome = await self._session(worker, run, source, started)
+        except BaseException:
+            # Cancelled from outside (the client went away): the worker may be mid-script, so it goes.
+            if worker is not None:
+                await pool.discard(worker)
+            raise
+        if isinstance(outcome, ScriptResult) and worker is not None:
+            await pool.release(worker)
+            return outcome
+        detail = await pool.discard(worker) if worker is not None else "no worker started"
+        if outcome is None:
+            return self._finish(run, started, ScriptFailure(kind="timeout", message=_timeout(self.limits)))
+        await _report(report, WorkerCrashError(f"a script's worker failed: {outcome}; {detail}"))
+        return self._finish(run, started, ScriptFailure(kind="crashed", message=_CRASHED))
+
+    async def _session(self, worker: Worker, run: _Run, source: bytes, started: float) -> ScriptResult | str:
+        """Run the script on `worker`, answering its calls; the result, or why the worker must go (a crash)."""
+        left = self.limits.timeout - (time.monotonic() - started)
+        outcome: ScriptResult | str = "the session ended without an outcome"
+        async with anyio.create_task_group() as calls:
+            try:
+                await worker.send({"op": "run", "timeout": max(left, 0.001)}, source)
+                outcome = await self._serve(worker, run, started, calls)
+            except _WORKER_FAILURES as error:
+                outcome = f"{type(error).__name__}: {error}"
+            calls.cancel_scope.cancel()
+        return outcome
+
+    async def _serve(self, worker: Worker, run: _Run, started: float, calls: anyio.abc.TaskGroup) -> ScriptResult | str:
+        """Read the worker's frames until it is done: start calls, keep console lines, decode the outcome."""
+        while True:
+            header, payload = await worker.receive()
+            op = header["op"]
+            if op == "call":
+                call_id, name = header.get("id"), header.get("name")
+                if not isinstance(call_id, int) or isinstance(call_id, bool) or not isinstance(name, str):
+                    raise ProtocolError(f"malformed call frame {header!r}")
+                calls.start_soon(self._answer, worker, run, call_id, name, payload)
+            elif op == "log":
+                run.add_log(payload)
+            elif op == "done":
+                return self._done(run, started, header, payload)
+            elif op == "crashed":
+                return f"the worker reported: {str(header.get('error', ''))[:2000]}"
+            else:
+                raise ProtocolError(f"unexpected frame {op!r} from the worker")
+
+    async def _answer(self, worker: Worker, run: _Run, call_id: int, name: str, payload: bytes) -> None:
+        ok, text = await self._perform(run, name, payload)
+        try:
+            await worker.send({"op": "reply", "id": call_id, "ok": ok}, text.encode("ascii"))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            pass  # the worker is gone; the session notices on its next read
+
+    async def _perform(self, run: _Run, name: str, payload: bytes) -> tuple[bool, str]:
+        """Check and run one call; (True, value JSON) or (False, error info JSON). Never raises but cancellation."""
+        limits = self.limits
+        if run.calls >= limits.max_calls:
+            return _error(
+                name,
+                f"this script already made {limits.max_calls} calls, the most one script may make; make fewer calls",
+            )
+        run.calls += 1
+        if len(payload) > limits.max_arg_bytes:
+            return _error(
+                name, f"the arguments of {name} are {len(payload)} bytes, over the {limits.max_arg_bytes}-byte limit"
+            )
+        try:
+            args = json.loads(payload)
+        except ValueError:
+            args = None
+        if not isinstance(args, dict):
+            return _error(name, f"the arguments of {name} must be a JSON object")
+        async with run.parallel:
+            try:
+                value = await run.caller(name, args)
+            except CallError as error:
+                return _error(name, str(error), status=error.status, body=error.body, cap=limits.max_response_bytes)
+            except Exception as error:
+                # Boundary: a failing host call must not take the script runner down.
+                logger.exception("the call to %s from a script failed", name)
+                await _report(run.report, error)
+                return _error(name, f"the call to {name} failed inside the server, which reported it; try again later")
+        try:
+            text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as error:
+            return _error(name, f"the answer of {name} cannot be passed to a script as JSON ({error})")
+        if len(text) > limits.max_response_bytes:
+            return _error(
+                name,
+                f"{name} answered with {len(text)} bytes of JSON, over the {limits.max_response_bytes}-byte limit "
+                "for one answer in a script; ask for less (a smaller limit or page size, or filters)",
+                status=None,
+            )
+        return True, text
+
+    def _done(self, run: _Run, started: float, header: dict[str, Any], payload: bytes) -> ScriptResult:
+        kind = header.get("kind")
+        run.dropped_logs += int(header.get("dropped_logs") or 0)
+        calls = max(run.calls, int(header.get("calls") or 0))
+        if kind in _RESULT_KINDS:
+            if len(payload) > self.limits.max_result_bytes:
+                message = (
+                    f"the result is {len(payload)} bytes, over the {self.limits.max_result_bytes}-byte limit; "
+                    "return only what is needed (filter, aggregate, or slice it)"
+                )
+                return self._finish(run, started, ScriptFailure(kind="result", message=message))
+            try:
+                value = json.loads(payload)
+            except ValueError:
+                raise ProtocolError("the worker sent a result that is not JSON") from None
+            if kind == "undefined":
+                value, text = None, ""
+            elif kind == "text":
+                if not isinstance(value, str):
+                    raise ProtocolError("the worker sent a text result that is not a string")
+                text = _clean(value)
+            else:
+                text = payload.decode("ascii", "replace")
+            return ScriptResult(
+                value=value,
+                text=text,
+                logs=tuple(run.logs),
+                dropped_logs=run.dropped_logs,
+                calls=calls,
+                seconds=time.monotonic() - started,
+            )
+        if kind not in _FAILURE_KINDS:
+            raise ProtocolError(f"the worker ended a run with kind {kind!r}")
+        return self._finish(run, started, self._failure(kind, payload), calls=calls)
+
+    def _failure(self, kind: FailureKind, payload: bytes) -> ScriptFailure:
+        limits = self.limits
+        if kind == "timeout":
+            return ScriptFailure(kind=kind, message=_timeout(limits))
+        if kind == "memory":
+            return ScriptFailure(
+                kind=kind,
+                message=f"the script ran out of memory (the limit is {_mib(limits)} MiB); work on less data at a time",
+                name="InternalError",
+            )
+        if kind == "stalled":
+            return ScriptFailure(
+                kind=kind,
+                message="the script waited for a Promise that nothing resolves (every call it made was answered); "
+                "await only calls (api.*, call, callAll) and Promises the script resolves itself",
+            )
+        try:
+            info = json.loads(payload)
+        except ValueError:
+            info = None
+        if not isinstance(info, dict):
+            info = {}
+        name = _clean(str(info.get("name", "Error")))[:100]
+        message = _clean(str(info.get("message", "")))[:2000]
+        if message == "the script threw null":
+            # QuickJS throws null when it runs out of memory while building an error.
+            message += f"; if it builds large data, it may have run out of memory ({_mib(limits)} MiB)"
+        status = info.get("status") if isinstance(info.get("status"), int) else None
+        function = info.get("function") if isinstance(info.get("function"), str) else None
+        stack = _clean(str(info.get("stack", "")))[:2000]
+        line = _script_line(stack)
+        return ScriptFailure(
+            kind=kind,
+            message=message,
+            name=name,
+            status=status,
+            body=info.get("body"),
+            function=_clean(function) if function else None,
+            stack=_script_stack(stack),
+            line=line,
+        )
+
+    def _finish(self, run: _Run, started: float, failure: ScriptFailure, *, calls: int | None = None) -> ScriptResult:
+        return ScriptResult(
+            failure=failure,
+            logs=tuple(run.logs),
+            dropped_logs=run.dropped_logs,
+            calls=run.calls if calls is None else calls,
+            seconds=time.monotonic() - started,
+        )
+
+
+_CRASHED = (
+    "the script's worker process stopped unexpectedly (the server reported it); run the script again, and if it "
+    "fails the same way, make it do less at once"
+)
+
+
+def _mib(limits: ScriptLimits) -> str:
+    return f"{limits.memory_bytes / (1024 * 1024):g}"
+
+
+def _timeout(limits: ScriptLimits) -> str:
+    return (
+        f"the script did not finish within {limits.timeout:g} s (the limit covers its calls too); make fewer or "
+        "smaller calls, run independent calls together with callAll, and avoid long loops"
+    )
+
+
+_STACK_LINE = re.compile(r"<input>:(\d+)")
+
+
+def _script_line(stack: str) -> int | None:
+    """The first line of the script a QuickJS stack names (lines of the prelude come before LINE_OFFSET)."""
+    for match in _STACK_LINE.finditer(stack):
+        line = int(match.group(1)) - LINE_OFFSET
+        if line > 0:
+            return line
+    return None
+
+
+def _script_stack(stack: str) -> str:
+    """The stack frames in the script, with their script lines; the prelude's frames are dropped."""
+    frames = []
+    for frame in stack.splitlines():
+        match = _STACK_LINE.search(frame)
+        if match and int(match.group(1)) > LINE_OFFSET:
+            line = int(match.group(1)) - LINE_OFFSET
+            frames.append(_STACK_LINE.sub(f"line {line}", frame).strip())
+    return "\n".join(frames)
+
+
+def _checked_source(source: object, max_bytes: int) -> bytes:
+    if not isinstance(source, str):
+        raise SourceError(f"the script must be a string of JavaScript, got {type(source).__name__}")
+    if not source.strip():
+        raise SourceError("the script is empty; write JavaScript whose last expression (or return) is the result")
+    if "\x00" in source:
+        raise SourceError("the script contains a NUL character; remove it (write \\0 inside strings)")
+    try:
+        encoded = source.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SourceError(
+            "the script contains an unpaired surrogate character; write it as a \\uXXXX escape inside a string"
+        ) from None
+    if len(encoded) > max_bytes:
+        raise SourceError(
+            f"the script is {len(encoded)} bytes, over the {max_bytes}-byte limit; make it shorter "
+            "(let the API filter instead of embedding data)"
+        )
+    return encoded
+
+
+async def _take(slots: anyio.Semaphore, limits: ScriptLimits) -> None:
+    """Take a slot, waiting up to `slot_wait`; BusyError when none frees up."""
+    try:
+        slots.acquire_nowait()
+        return
+    except anyio.WouldBlock:
+        pass
+    with anyio.move_on_after(limits.slot_wait):
+        await slots.acquire()
+        return
+    raise BusyError(f"all {limits.max_concurrent} script slots are busy; retry shortly (in a few seconds)")
+
+
+def _error(
+    function: str, message: str, *, status: int | None = None, body: object = None, cap: int = 64 * 1024
+) -> tuple[bool, str]:
+    info: dict[str, Any] = {"message": message, "function": function}
+    if status is not None:
+        info["status"] = status
+    if body is not None:
+        try:
+            text = json.dumps(body, ensure_ascii=True, allow_nan=False)
+        except (TypeError, ValueError):
+            text = json.dumps(str(body), ensure_ascii=True)
+        info["body"] = json.loads(text) if len(text) <= cap else text[:cap]
+    return False, json.dumps(info, ensure_ascii=True)
+
+
+def _clean(text: str) -> str:
+    """`text` with unpaired surrogates (which JSON can carry from the guest) replaced by U+FFFD."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+async def _report(report: ErrorReporter | None, error: Exception) -> None:
+    if report is None:
+        logger.error("script failure: %s", error)
+        return
+    try:
+        await report(error)
+    except Exception:
+        logger.exception("the sandbox's error reporter failed")

@@ -1,0 +1,136 @@
+"""The worker process: reads frames from the host on stdin, runs each script with `Engine`, answers on stdout.
+
+Started by `sandbox.pool` as `python -I -S -c <bootstrap>` with an empty environment, so nothing of the
+gateway's environment (credentials included) reaches it. Before its first script it limits itself: its address
+space (RLIMIT_AS), no core files, no file writes, few file descriptors, no child processes. Each run also arms
+SIGALRM (whose default action ends the process) a little past the run's timeout, so a worker whose host died
+mid-run does not outlive it for long. stdout is moved to another descriptor so a stray print cannot corrupt
+the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+from typing import Any
+
+from sandbox._protocol import PREFIX, encode, frame_sizes, parse_header
+from sandbox.engine import Engine, EngineLimits, Reply
+
+__all__ = ["main"]
+
+#: Seconds past a run's timeout after which the worker ends itself if the host has not killed it.
+_ALARM_GRACE = 2.0
+_MAX_INPUT = 64 * 1024 * 1024
+
+
+class _Pipe:
+    """Blocking frame IO on the protocol descriptors; implements `HostLink` for the engine."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.read_fd = read_fd
+        self.write_fd = write_fd
+
+    def receive(self) -> tuple[dict[str, Any], bytes]:
+        """The next frame; SystemExit at end of input (the host closed the pipe or went away)."""
+        header_size, payload_size = frame_sizes(self._read(PREFIX.size), max_payload=_MAX_INPUT)
+        header = parse_header(self._read(header_size))
+        return header, self._read(payload_size)
+
+    def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
+        data = memoryview(encode(header, payload))
+        while data:
+            written = os.write(self.write_fd, data)
+            data = data[written:]
+
+    def call(self, call_id: int, name: str, args_json: str) -> None:
+        self.send({"op": "call", "id": call_id, "name": name}, _utf8(args_json))
+
+    def log(self, line: str) -> None:
+        self.send({"op": "log"}, _utf8(line))
+
+    def next_reply(self, timeout: float) -> Reply | None:
+        while True:
+            ready, _, _ = select.select([self.read_fd], [], [], timeout)
+            if not ready:
+                return None
+            header, payload = self.receive()
+            if header["op"] != "reply":
+                continue
+            text = payload.decode("ascii", "replace")
+            return Reply(id=int(header["id"]), ok=bool(header["ok"]), text=text)
+
+    def _read(self, size: int) -> bytes:
+        chunks: list[bytes] = []
+        while size:
+            chunk = os.read(self.read_fd, min(size, 1 << 20))
+            if not chunk:
+                raise SystemExit(0)
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+
+def main() -> None:
+    """Serve the host until it closes stdin."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    write_fd = os.dup(1)
+    os.dup2(2, 1)
+    pipe = _Pipe(0, write_fd)
+    header, payload = pipe.receive()
+    if header["op"] != "init":
+        raise SystemExit("the first frame must be init")
+    limits = header["limits"]
+    engine = Engine(json.loads(payload), EngineLimits(**{k: limits[k] for k in EngineLimits.__dataclass_fields__}))
+    _restrict(int(limits["worker_address_space"]))
+    pipe.send({"op": "ready", "pid": os.getpid()})
+    while True:
+        header, payload = pipe.receive()
+        if header["op"] != "run":
+            continue  # a late reply of the previous run
+        timeout = float(header["timeout"])
+        signal.setitimer(signal.ITIMER_REAL, timeout + _ALARM_GRACE)
+        try:
+            outcome = engine.run(payload.decode("utf-8"), timeout, pipe)
+        except Exception as error:  # boundary: report the engine's own failure to the host, which logs it
+            pipe.send({"op": "crashed", "error": f"{type(error).__name__}: {error}"[:2000]})
+            continue
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        done = {"op": "done", "kind": outcome.kind, "calls": outcome.calls, "dropped_logs": outcome.dropped_logs}
+        pipe.send(done, _utf8(outcome.text))
+
+
+def _utf8(text: str) -> bytes:
+    """`text` as UTF-8, with unpaired surrogates (JSON can carry them out of the guest) replaced by U+FFFD."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+
+
+def _restrict(address_space: int) -> None:
+    """OS limits behind QuickJS's own; each is best effort where the platform refuses it."""
+    import resource
+
+    limits = [
+        (resource.RLIMIT_AS, address_space),
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_FSIZE, 0),
+        (resource.RLIMIT_NOFILE, 16),
+    ]
+    if hasattr(resource, "RLIMIT_NPROC") and os.getuid() != 0:
+        limits.append((resource.RLIMIT_NPROC, 0))
+    for which, value in limits:
+        try:
+            _, hard = resource.getrlimit(which)
+            capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(which, (capped, capped))
+        except (ValueError, OSError):
+            pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,299 @@
+"""The reference page: exactly the agent's texts, cross-linked and escaped; served by the gateway; written by the
+command line; and driven in headless Chromium (it renders, the filter narrows the list, links resolve).
+
+The browser test needs Debian's Chromium and playwright-core, which `scripts/install-browser` installs
+(/usr/bin/chromium, .tools/browser/); without them it is skipped, except in CI where it fails.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from catalog.builder import load_catalog
+from catalog.render import describe_function, explain_term
+from gateway.app import Gateway
+from gateway.cli import main
+from gateway.demo import create_app
+from gateway.errors import ConfigError
+from gateway.reference import CONTENT_SECURITY_POLICY, ReferencePage, anchor, reference_page
+from tests.corpus import corpus_catalog
+from tests.gateway.conftest import serve_http
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / ".artifacts"
+PLAYWRIGHT_CORE = REPO / ".tools" / "browser" / "node_modules" / "playwright-core"
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+BROWSER_SCRIPT = Path(__file__).with_name("reference_page_browser.js")
+
+
+class Page(HTMLParser):
+    """The parts of a page the tests look at: ids, in-page links, element names, and the text of each entry."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.ids: set[str] = set()
+        self.links: list[str] = []
+        self.tags: list[str] = []
+        self.entries: dict[str, str] = {}
+        self.scripts = 0
+        self._entry: str | None = None
+        self._depth = 0
+        self._in_pre = False
+        self._text: list[str] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        self.tags.append(tag)
+        if tag == "script":
+            self.scripts += 1
+        if values.get("id"):
+            self.ids.add(str(values["id"]))
+        href = values.get("href")
+        if tag == "a" and href is not None and href.startswith("#"):
+            self.links.append(href)
+        if tag == "article":
+            self._entry = values.get("id")
+        if tag == "pre" and self._entry is not None and not self._in_pre and not self._text:
+            self._in_pre = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "pre" and self._in_pre:
+            self._in_pre = False
+            if self._entry is not None:
+                self.entries[self._entry] = "".join(self._text)
+        if tag == "article":
+            self._entry = None
+            self._text = []
+
+    def handle_data(self, data: str) -> None:
+        if self._in_pre:
+            self._text.append(data)
+
+
+@pytest.fixture(scope="module")
+def demo() -> Gateway:
+    return Gateway(app=create_app(), whoami="users.get_current_user", tools=["orders.get_order"])
+
+
+@pytest.fixture(scope="module")
+def demo_page(demo: Gateway) -> str:
+    return reference_page(demo)
+
+
+def test_entries_are_exactly_what_describe_function_and_explain_term_return(demo: Gateway, demo_page: str) -> None:
+    page = Page(demo_page)
+    for function in demo.catalog.functions():
+        assert page.entries[anchor("fn", function.name)] == describe_function(demo.catalog, function)
+    for term in demo.catalog.terms:
+        assert page.entries[anchor("term", term.name)] == explain_term(demo.catalog, term)
+
+
+def test_page_shows_instructions_every_tool_module_function_and_term(demo: Gateway, demo_page: str) -> None:
+    page = Page(demo_page)
+    assert html.escape(demo.instructions.split("\n")[0]) in demo_page
+    assert {anchor("tool", spec.name) for spec in demo.tools()} <= page.ids
+    assert {anchor("module", module.name) for module in demo.catalog.modules} <= page.ids
+    assert len([i for i in page.ids if i.startswith("fn-")]) == len(demo.catalog.functions()) == 25
+    assert len([i for i in page.ids if i.startswith("term-")]) == len(demo.catalog.terms) == 29
+    assert "tool-orders-get_order" in page.ids and '"readOnlyHint: true"' in demo_page
+
+
+def test_arg_types_link_to_terms_and_terms_link_the_functions_that_use_them(demo_page: str) -> None:
+    create_order = demo_page[demo_page.index('id="fn-orders.create_order"') :]
+    create_order = create_order[: create_order.index("</article>")]
+    # items: OrderItemCreate[] in the signature and in the Args list, the result type, and the Terms line.
+    assert create_order.count('href="#term-OrderItemCreate"') == 3
+    assert 'Returns: <a href="#term-Order">Order</a>' in create_order
+    assert 'href="#term-customer_id"' not in create_order  # argument names are not types
+    status = demo_page[demo_page.index('id="term-OrderStatus"') :]
+    status = status[: status.index("</article>")]
+    assert 'Accepted by: <a href="#fn-customers.list_customer_orders">' in status
+    order = demo_page[demo_page.index('id="term-Order"') :]
+    order = order[: order.index("</article>")]
+    assert 'status: <a href="#term-OrderStatus">OrderStatus</a>' in order  # a field's type
+    assert 'Also in the signatures of: <a href="#fn-orders.create_order">' not in order  # listed already
+
+
+def test_every_in_page_link_has_a_target(demo_page: str) -> None:
+    page = Page(demo_page)
+    assert len(page.links) > 200
+    assert {link[1:] for link in page.links} <= page.ids
+
+
+@pytest.mark.slow
+def test_githubs_page_links_every_function_and_term_and_every_link_resolves() -> None:
+    catalog = corpus_catalog("github-api.github.com.json")
+    page = Page(reference_page(Gateway(catalog=catalog)))
+    assert len(catalog.functions()) == 1223
+    assert len([i for i in page.ids if i.startswith("fn-")]) == 1223
+    assert len([i for i in page.ids if i.startswith("term-")]) == len(catalog.terms)
+    assert {link[1:] for link in page.links} <= page.ids
+    assert len({link for link in page.links if link.startswith("#term-")}) > 500
+
+
+def test_everything_from_the_document_is_escaped() -> None:
+    evil = "<script>alert(1)</script><img src=x onerror=alert(1)>"
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": f"Evil {evil}", "version": '1"><b>'},
+        "tags": [{"name": "things", "description": f"Things {evil}"}],
+        "paths": {
+            "/things": {
+                "get": {
+                    "operationId": "listThings",
+                    "tags": ["things"],
+                    "summary": f"List {evil}",
+                    "description": f"All </pre></article>{evil}",
+                    "parameters": [
+                        {"name": "q", "in": "query", "description": evil, "schema": {"type": "string", "enum": [evil]}}
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}},
+                        }
+                    },
+                }
+            }
+        },
+        "components": {
+            "schemas": {"Thing": {"type": "object", "description": evil, "properties": {"name": {"type": "string"}}}}
+        },
+    }
+    gateway = Gateway(catalog=load_catalog(document), instructions=f"</pre>{evil}", name=f"x{evil}")
+    text = reference_page(gateway)
+    page = Page(text)
+    assert page.scripts == 1  # ours
+    assert "img" not in page.tags and "b" not in page.tags
+    assert "<script>alert(1)" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert page.entries["fn-things.list_things"] == describe_function(gateway.catalog, gateway.catalog.functions()[0])
+
+
+def test_the_page_allows_only_its_own_style_and_script() -> None:
+    assert CONTENT_SECURITY_POLICY.startswith("default-src 'none'; style-src 'sha256-")
+    assert "unsafe-inline" not in CONTENT_SECURITY_POLICY
+
+
+@pytest.mark.anyio
+async def test_the_gateway_serves_the_page_rendered_once_with_gzip_etag_and_csp() -> None:
+    gateway = Gateway(app=create_app(), reference_path="/reference")
+    app = gateway.standalone()
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app), base_url="http://localhost") as client:
+        first = await client.get("/reference", headers={"accept-encoding": "gzip"})
+        assert first.status_code == 200
+        assert first.headers["content-type"] == "text/html; charset=utf-8"
+        assert first.headers["content-encoding"] == "gzip"
+        assert first.headers["content-security-policy"] == CONTENT_SECURITY_POLICY + "; frame-ancestors 'none'"
+        assert first.headers["x-content-type-options"] == "nosniff"
+        assert first.text == reference_page(gateway)
+        plain = await client.get("/reference", headers={"accept-encoding": "identity"})
+        assert "content-encoding" not in plain.headers and plain.text == first.text
+        cached = await client.get("/reference", headers={"if-none-match": first.headers["etag"]})
+        assert cached.status_code == 304 and cached.content == b""
+        head = await client.head("/reference")
+        assert head.status_code == 200 and head.content == b""
+        assert (await client.post("/reference")).status_code == 405
+        assert (await client.get("/")).json()["reference"] == "/reference"
+
+
+@pytest.mark.anyio
+async def test_a_mounted_gateway_serves_the_page_next_to_the_app() -> None:
+    app = create_app()
+    Gateway(app=app, reference_path="/docs/agents").mount(app, "/mcp")
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app), base_url="http://localhost") as client:
+        response = await client.get("/docs/agents")
+    assert response.status_code == 200 and 'id="fn-orders.create_order"' in response.text
+
+
+@pytest.mark.anyio
+async def test_the_page_app_renders_once_however_many_ask_at_the_same_time() -> None:
+    renders: list[int] = []
+
+    def render() -> str:
+        renders.append(1)
+        return "<!doctype html><title>t</title>"
+
+    page = ReferencePage(render)
+    async with (
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(page), base_url="http://localhost") as client,
+        anyio.create_task_group() as tg,
+    ):
+        for _ in range(5):
+            tg.start_soon(client.get, "/")
+    assert renders == [1]
+
+
+def test_a_reference_path_must_be_a_path() -> None:
+    with pytest.raises(ConfigError, match="reference_path must be a URL path"):
+        Gateway(app=create_app(), reference_path="reference")
+
+
+def test_reference_command_writes_the_page(tmp_path: Path, demo_page: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "reference.html"
+    assert main(["reference", "-o", str(path)]) == 0
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("<!doctype html>") and "<h1>demo-shop " in text
+    assert f"wrote {path}" in capsys.readouterr().err
+    assert main(["reference"]) == 0
+    assert capsys.readouterr().out == text
+
+
+# Headless Chromium
+
+
+def _node() -> str | None:
+    bundled = REPO / ".tools" / "bin" / "node"
+    return str(bundled) if bundled.exists() else shutil.which("node")
+
+
+_BROWSER_MISSING = not (CHROMIUM.exists() and PLAYWRIGHT_CORE.is_dir() and _node())
+
+
+@pytest.mark.anyio
+@pytest.mark.skipif(
+    _BROWSER_MISSING and not os.environ.get("CI"), reason="no Chromium or playwright-core: run scripts/install-browser"
+)
+async def test_the_page_in_chromium_renders_filters_and_links() -> None:
+    node = _node()
+    assert node is not None and not _BROWSER_MISSING, "CI must install the browser: scripts/install-browser"
+    ARTIFACTS.mkdir(exist_ok=True)
+    gateway = Gateway(
+        app=create_app(), whoami="users.get_current_user", tools=["orders.get_order"], reference_path="/reference"
+    )
+    environment = {**os.environ, "PLAYWRIGHT_CORE": str(PLAYWRIGHT_CORE), "CHROMIUM": str(CHROMIUM)}
+    async with serve_http(gateway.standalone()) as base:
+        with anyio.fail_after(90):
+            result = await anyio.run_process(
+                [node, str(BROWSER_SCRIPT), f"{base}/reference", str(ARTIFACTS)], env=environment, check=False
+            )
+    assert result.returncode == 0, result.stderr.decode()
+    seen: dict[str, Any] = json.loads(result.stdout)
+    assert seen["status"] == 200 and seen["contentEncoding"] == "gzip"
+    assert seen["title"] == "Demo Shop API — reference for agents"
+    assert seen["problems"] == []  # no script error, no Content-Security-Policy violation
+    assert (seen["functionsShown"], seen["termsShown"], seen["toolsShown"]) == (25, 29, 6)
+    assert seen["filterShown"] and seen["count"] == "60 entries"
+    assert seen["links"] > 200 and seen["brokenLinks"] == []
+    assert seen["filtered"] == ["fn-orders.cancel_order"]
+    assert seen["filteredModules"] == ["module-orders"]
+    assert seen["filteredTerms"] == ["term-OrderStatus", "term-OrderUpdate"]  # their descriptions say "cancelled"
+    assert seen["filteredCount"] == "3 of 60 match"
+    assert seen["afterRevealShown"] == 25
+    assert seen["slashFocuses"] == "filter" and 0 < seen["typed"] < 25 and seen["escapeRestores"] == 25
+    assert seen["hashAfterClick"] == "#term-OrderItemCreate" and seen["targetMatches"] == "term-OrderItemCreate"
+    assert not seen["noScriptFilterShown"]
+    assert (seen["noScriptFunctionsShown"], seen["noScriptTermsShown"]) == (25, 29)
+    for name in ("reference-page.png", "reference-page-filtered.png", "reference-page-term.png"):
+        assert (ARTIFACTS / name).stat().st_size > 10_000

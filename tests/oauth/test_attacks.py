@@ -1,0 +1,418 @@
+"""Each attack on the authorization server is refused, and leaves nothing behind that helps the attacker.
+
+In-process (httpx2.ASGITransport) against the demo shop at https://gw.example, so cookies are `__Host-`."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx2
+import pytest
+
+from gateway.demo import ADMIN_KEY
+from gateway.lifespan import app_lifespan
+from oauth import PreregisteredClient
+from oauth._authlib import s256_challenge
+from oauth.store_sqlite import SqliteStore
+from tests.oauth.conftest import REDIRECT_URI, Browser, FakeClock, Site, build_site, page_form, query
+
+pytestmark = pytest.mark.anyio
+
+BASE = "https://gw.example"
+CHATGPT_REDIRECT = "https://chatgpt.com/connector/oauth/AbC123xyz"
+
+
+@asynccontextmanager
+async def site_and_web(**options: Any) -> AsyncIterator[tuple[Site, httpx2.AsyncClient]]:
+    site = build_site(BASE, **options)
+    async with (
+        app_lifespan(site.app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+    ):
+        try:
+            yield site, web
+        finally:
+            await site.server.aclose()
+
+
+async def register(web: httpx2.AsyncClient, *redirect_uris: str, **extra: Any) -> httpx2.Response:
+    body = {"redirect_uris": list(redirect_uris or [REDIRECT_URI]), "client_name": "Claude", **extra}
+    body.setdefault("token_endpoint_auth_method", "none")
+    return await web.post("/register", json=body)
+
+
+async def client_id(web: httpx2.AsyncClient, *redirect_uris: str) -> str:
+    registered = await register(web, *redirect_uris)
+    assert registered.status_code == 201, registered.text
+    return str(registered.json()["client_id"])
+
+
+def authorize_url(client: str, verifier: str, **params: str) -> str:
+    query_params = {
+        "response_type": "code",
+        "client_id": client,
+        "redirect_uri": REDIRECT_URI,
+        "state": "the-state",
+        "code_challenge": s256_challenge(verifier),
+        "code_challenge_method": "S256",
+        "scope": "mcp",
+        **params,
+    }
+    return f"/authorize?{urlencode({k: v for k, v in query_params.items() if v != ''})}"
+
+
+async def code_for(web: httpx2.AsyncClient, client: str, verifier: str, **params: str) -> str:
+    landed = await Browser(web).authorize(authorize_url(client, verifier, **params))
+    return query(landed)["code"]
+
+
+async def exchange(
+    web: httpx2.AsyncClient, client: str, code: str, verifier: str | None, **extra: str
+) -> httpx2.Response:
+    form = {"grant_type": "authorization_code", "code": code, "client_id": client, "redirect_uri": REDIRECT_URI}
+    if verifier is not None:
+        form["code_verifier"] = verifier
+    return await web.post("/token", data={**form, **extra})
+
+
+async def mcp_status(web: httpx2.AsyncClient, access_token: str) -> int:
+    response = await web.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"authorization": f"Bearer {access_token}", "accept": "application/json, text/event-stream"},
+    )
+    return response.status_code
+
+
+def new_verifier() -> str:
+    return secrets.token_urlsafe(48)
+
+
+# PKCE
+
+
+async def test_a_wrong_pkce_verifier_is_refused_and_the_code_still_works_with_the_right_one() -> None:
+    async with site_and_web() as (_, web):
+        client, verifier = await client_id(web), new_verifier()
+        code = await code_for(web, client, verifier)
+        wrong = await exchange(web, client, code, new_verifier())
+        missing = await exchange(web, client, code, None)
+        right = await exchange(web, client, code, verifier)
+    assert (wrong.status_code, wrong.json()["error"]) == (400, "invalid_grant")
+    assert (missing.status_code, missing.json()["error"]) == (400, "invalid_grant")
+    assert right.status_code == 200
+    assert right.headers["cache-control"] == "no-store"
+
+
+@pytest.mark.parametrize("method", ["plain", ""])
+async def test_an_authorization_request_without_s256_goes_back_with_invalid_request(method: str) -> None:
+    async with site_and_web() as (_, web):
+        client = await client_id(web)
+        response = await web.get(authorize_url(client, new_verifier(), code_challenge_method=method))
+    assert response.status_code == 302
+    location = response.headers["location"]
+    assert location.startswith(REDIRECT_URI + "?")
+    assert query(location) | {"error_description": ""} == {
+        "error": "invalid_request",
+        "error_description": "",
+        "state": "the-state",
+        "iss": BASE,
+    }
+
+
+async def test_a_reused_code_is_refused_and_revokes_the_tokens_it_issued() -> None:
+    async with site_and_web() as (_, web):
+        client, verifier = await client_id(web), new_verifier()
+        code = await code_for(web, client, verifier)
+        first = await exchange(web, client, code, verifier)
+        assert first.status_code == 200 and await mcp_status(web, first.json()["access_token"]) == 200
+        again = await exchange(web, client, code, verifier)
+        assert (again.status_code, again.json()["error"]) == (400, "invalid_grant")
+        assert await mcp_status(web, first.json()["access_token"]) == 401
+        refreshed = await web.post(
+            "/token",
+            data={"grant_type": "refresh_token", "refresh_token": first.json()["refresh_token"], "client_id": client},
+        )
+    assert refreshed.json()["error"] == "invalid_grant"
+
+
+async def test_a_code_is_refused_to_another_client_and_after_it_expires() -> None:
+    async with site_and_web() as (site, web):
+        client, other, verifier = await client_id(web), await client_id(web), new_verifier()
+        code = await code_for(web, client, verifier)
+        stolen = await exchange(web, other, code, verifier)
+        site.clock.advance(61)
+        late = await exchange(web, client, code, verifier)
+    assert stolen.json()["error"] == "invalid_grant"
+    assert late.json()["error"] == "invalid_grant"
+
+
+# Redirect URIs and open redirects
+
+
+@pytest.mark.parametrize(
+    "redirect_uri",
+    [
+        "https://evil.example/callback",
+        REDIRECT_URI + "/../../evil",
+        REDIRECT_URI + "x",
+        REDIRECT_URI + "?next=https://evil.example",
+        "https://claude.ai/api/mcp",
+    ],
+)
+async def test_an_unregistered_or_prefix_matching_redirect_uri_gets_an_error_page_not_a_redirect(
+    redirect_uri: str,
+) -> None:
+    async with site_and_web() as (_, web):
+        client = await client_id(web)
+        response = await web.get(authorize_url(client, new_verifier(), redirect_uri=redirect_uri))
+    assert response.status_code == 400
+    assert "location" not in response.headers
+    assert "redirect address is not registered" in response.text
+
+
+async def test_an_unknown_client_gets_an_error_page_whatever_redirect_uri_it_names() -> None:
+    async with site_and_web() as (_, web):
+        response = await web.get(
+            authorize_url(
+                "no-such-client", new_verifier(), redirect_uri="https://evil.example/x", response_type="token"
+            )
+        )
+    assert response.status_code == 400
+    assert "location" not in response.headers
+
+
+async def test_errors_after_the_client_is_known_go_only_to_its_registered_redirect_uri() -> None:
+    async with site_and_web() as (_, web):
+        client = await client_id(web)
+        token = await web.get(authorize_url(client, new_verifier(), response_type="token"))
+        target = await web.get(authorize_url(client, new_verifier(), resource="https://other.example/mcp"))
+    assert query(token.headers["location"])["error"] == "unsupported_response_type"
+    assert query(target.headers["location"])["error"] == "invalid_target"
+    assert token.headers["location"].startswith(REDIRECT_URI + "?")
+
+
+@pytest.mark.parametrize(
+    ("redirect_uri", "error"),
+    [
+        ("javascript:alert(document.cookie)", "invalid_redirect_uri"),
+        ("data:text/html,<script>alert(1)</script>", "invalid_redirect_uri"),
+        ("http://evil.example/callback", "invalid_redirect_uri"),
+        ("https://claude.ai/api/mcp/auth_callback#fragment", "invalid_redirect_uri"),
+        ("https://user@evil.example/callback", "invalid_redirect_uri"),
+    ],
+)
+async def test_registrations_with_dangerous_redirect_uris_are_refused(redirect_uri: str, error: str) -> None:
+    async with site_and_web() as (_, web):
+        response = await register(web, redirect_uri)
+    assert response.status_code == 400
+    assert response.json()["error"] == error
+
+
+async def test_registrations_accept_claude_chatgpt_loopback_and_native_app_redirect_uris() -> None:
+    uris = [
+        REDIRECT_URI,
+        "https://claude.com/api/mcp/auth_callback",
+        CHATGPT_REDIRECT,
+        "http://127.0.0.1:33418/callback",
+        "http://localhost:6274/oauth/callback",
+        "cursor://anysphere.cursor-retrieval/oauth/user-demo/callback",
+    ]
+    async with site_and_web() as (_, web):
+        response = await register(web, *uris)
+    assert response.status_code == 201, response.text
+    assert response.json()["redirect_uris"] == uris
+    assert "client_secret" not in response.json()
+
+
+async def test_chatgpt_connects_with_a_confidential_client_and_its_connector_redirect_uri() -> None:
+    async with site_and_web() as (_, web):
+        registered = await register(web, CHATGPT_REDIRECT, token_endpoint_auth_method="client_secret_post")
+        client, secret = registered.json()["client_id"], registered.json()["client_secret"]
+        verifier = new_verifier()
+        landed = await Browser(web).authorize(authorize_url(client, verifier, redirect_uri=CHATGPT_REDIRECT))
+        code = query(landed)["code"]
+        form = {"redirect_uri": CHATGPT_REDIRECT, "client_secret": "wrong-secret-of-some-length"}
+        wrong = await exchange(web, client, code, verifier, **form)
+        right = await exchange(web, client, code, verifier, **{**form, "client_secret": secret})
+    assert landed.startswith(CHATGPT_REDIRECT + "?")
+    assert (wrong.status_code, wrong.json()["error"]) == (401, "invalid_client")
+    assert right.status_code == 200
+
+
+async def test_an_unknown_client_at_the_token_endpoint_gets_401_invalid_client() -> None:
+    async with site_and_web() as (_, web):
+        response = await exchange(web, "forgotten-client", "some-code", new_verifier())
+    assert response.status_code == 401
+    assert response.json()["error"] == "invalid_client"
+
+
+# CSRF and the pages
+
+
+async def test_the_consent_form_refuses_a_post_without_this_browsers_cookie_or_token() -> None:
+    async with site_and_web() as (site, web):
+        client, verifier = await client_id(web), new_verifier()
+        consent = await Browser(web).login(authorize_url(client, verifier))
+        action, fields = page_form(consent)
+        cookie_name = site.server.authorization.cookie_name
+        cookie = web.cookies[cookie_name]
+        attacker = httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE)
+        async with attacker:
+            no_cookie = await attacker.post(action, data={**fields, "decision": "allow"})
+            attacker.cookies.set(cookie_name, "attackers-own-cookie", domain="gw.example")
+            other_cookie = await attacker.post(action, data={**fields, "decision": "allow"})
+        forged = await web.post(action, data={**fields, "csrf": "forged", "decision": "allow"})
+        cross_site = await web.post(
+            action, data={**fields, "decision": "allow"}, headers={"origin": "https://evil.example"}
+        )
+        assert web.cookies[cookie_name] == cookie
+        # Nothing was used up: the person's own submission still goes through.
+        allowed = await web.post(action, data={**fields, "decision": "allow"})
+    for refused in (no_cookie, other_cookie, forged, cross_site):
+        assert refused.status_code == 403
+        assert "location" not in refused.headers
+    assert allowed.status_code == 303
+    assert "code" in query(allowed.headers["location"])
+
+
+async def test_pages_refuse_framing_and_caching_and_the_cookie_is_host_only_secure_and_lax() -> None:
+    async with site_and_web() as (_, web):
+        client = await client_id(web)
+        page = await web.get(authorize_url(client, new_verifier()))
+    assert page.status_code == 200
+    assert page.headers["x-frame-options"] == "DENY"
+    policy = page.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
+    assert page.headers["cache-control"] == "no-store"
+    assert page.headers["referrer-policy"] == "same-origin"
+    cookie = page.headers["set-cookie"]
+    assert cookie.startswith("__Host-mcp-oauth=")
+    for attribute in ("HttpOnly", "Path=/", "SameSite=lax", "Secure"):
+        assert attribute in cookie
+    assert "Domain=" not in cookie
+    assert '<meta name="viewport"' in page.text
+
+
+async def test_a_wrong_api_key_shows_the_login_page_again_and_five_end_the_attempt() -> None:
+    async with site_and_web() as (_, web):
+        client = await client_id(web)
+        page = await web.get(authorize_url(client, new_verifier()))
+        action, fields = page_form(page)
+        answers = [await web.post(action, data={**fields, "api_key": f"guess-{n}"}) for n in range(5)]
+        late = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    assert [answer.status_code for answer in answers[:4]] == [400] * 4
+    assert "did not accept" in answers[0].text
+    assert "Too many attempts" in answers[4].text
+    assert late.status_code == 400 and "expired" in late.text
+
+
+async def test_denying_sends_access_denied_with_state_and_iss() -> None:
+    async with site_and_web() as (_, web):
+        client = await client_id(web)
+        landed = await Browser(web, decision="deny").authorize(authorize_url(client, new_verifier()))
+    assert query(landed) | {"error_description": ""} == {
+        "error": "access_denied",
+        "error_description": "",
+        "state": "the-state",
+        "iss": BASE,
+    }
+
+
+# Scopes and resources
+
+
+@pytest.mark.parametrize("scope", ["mcp offline_access admin:everything", "nonsense", ""])
+async def test_unknown_scopes_are_ignored_rather_than_failing_the_login(scope: str) -> None:
+    async with site_and_web() as (_, web):
+        client, verifier = await client_id(web), new_verifier()
+        code = await code_for(web, client, verifier, scope=scope)
+        tokens = await exchange(web, client, code, verifier)
+    assert tokens.json()["scope"] == "mcp"
+
+
+async def test_a_client_that_omits_resource_gets_a_token_for_the_mcp_endpoint() -> None:
+    async with site_and_web() as (_, web):
+        client, verifier = await client_id(web), new_verifier()
+        code = await code_for(web, client, verifier, resource="")
+        tokens = await exchange(web, client, code, verifier)
+        assert await mcp_status(web, tokens.json()["access_token"]) == 200
+
+
+# Access tokens at the MCP endpoint
+
+
+async def test_expired_forged_and_revoked_access_tokens_are_refused() -> None:
+    async with site_and_web() as (site, web):
+        client, verifier = await client_id(web), new_verifier()
+        tokens = (await exchange(web, client, await code_for(web, client, verifier), verifier)).json()
+        assert await mcp_status(web, "forged-" + tokens["access_token"][7:]) == 401
+        site.clock.advance(3601)
+        assert await mcp_status(web, tokens["access_token"]) == 401
+        refreshed = await web.post(
+            "/token",
+            data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client},
+        )
+        fresh = refreshed.json()
+        assert await mcp_status(web, fresh["access_token"]) == 200
+        revoked = await web.post("/revoke", data={"token": fresh["refresh_token"], "client_id": client})
+        unknown = await web.post("/revoke", data={"token": "never-issued", "client_id": client})
+        assert await mcp_status(web, fresh["access_token"]) == 401
+    assert (revoked.status_code, unknown.status_code) == (200, 200)
+
+
+async def test_a_token_issued_for_another_resource_is_refused() -> None:
+    store, clock = SqliteStore(":memory:"), FakeClock()
+    other = build_site("https://other.example", store=store, clock=clock)
+    async with site_and_web(store=store, clock=clock) as (_, web):
+        client, verifier = await client_id(web), new_verifier()
+        tokens = (await exchange(web, client, await code_for(web, client, verifier), verifier)).json()
+        async with (
+            app_lifespan(other.app),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(other.app), base_url="https://other.example") as there,
+        ):
+            assert await mcp_status(there, tokens["access_token"]) == 401
+        assert await mcp_status(web, tokens["access_token"]) == 200
+
+
+async def test_a_configured_client_logs_in_without_registering() -> None:
+    configured = PreregisteredClient(client_id="connector", redirect_uris=(REDIRECT_URI,), name="Our connector")
+    async with site_and_web(clients=(configured,), dynamic_registration=False) as (_, web):
+        verifier = new_verifier()
+        tokens = await exchange(web, "connector", await code_for(web, "connector", verifier), verifier)
+        registration = await register(web)
+        metadata = (await web.get("/.well-known/oauth-authorization-server")).json()
+    assert tokens.status_code == 200
+    assert registration.status_code in (404, 405)
+    assert "registration_endpoint" not in metadata
+
+
+# Several instances
+
+
+async def test_two_gateway_instances_sharing_redis_serve_one_login_and_one_rotation(redis_url: str) -> None:
+    from oauth.store_redis import RedisStore
+
+    clock, prefix = FakeClock(), f"two-instances-{secrets.token_hex(4)}:"
+    first = RedisStore.from_url(redis_url, prefix=prefix, clock=clock)
+    async with site_and_web(store=first, clock=clock) as (_, web):
+        client, verifier = await client_id(web), new_verifier()
+        tokens = (await exchange(web, client, await code_for(web, client, verifier), verifier)).json()
+        second = RedisStore.from_url(redis_url, prefix=prefix, clock=clock)
+        async with site_and_web(store=second, clock=clock) as (_, other):
+            assert await mcp_status(other, tokens["access_token"]) == 200
+            rotated = await other.post(
+                "/token",
+                data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client},
+            )
+            assert rotated.status_code == 200
+        replayed = await web.post(
+            "/token",
+            data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": client},
+        )
+        assert replayed.json()["error"] == "invalid_grant"
+        assert await mcp_status(web, rotated.json()["access_token"]) == 401

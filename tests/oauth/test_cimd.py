@@ -1,0 +1,226 @@
+"""Client ID Metadata Documents: a URL as client_id, fetched over TLS from a document server on 127.0.0.1.
+
+The server's certificate names `client.example`; the fetcher under test resolves that name to 127.0.0.1 and
+is told to allow that address. Every other test uses the production policy, which refuses such addresses.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import socket
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+import uvicorn
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from gateway.lifespan import app_lifespan
+from oauth.cimd import Address, ClientDocuments, is_client_id_url, is_public_address
+from oauth.errors import ClientDocumentError
+from tests.gateway.conftest import _Uvicorn
+from tests.oauth.conftest import Browser, build_site, query
+from tests.oauth.test_attacks import BASE, authorize_url, exchange, new_verifier
+
+pytestmark = pytest.mark.anyio
+
+HOST = "client.example"
+CALLBACK = "https://app.client.example/callback"
+
+
+def certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for client.example, and its key."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, HOST)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(hours=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(HOST)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_path, key_path
+
+
+class DocumentServer:
+    """Serves client metadata documents over TLS; `hits` counts the fetches of each path."""
+
+    def __init__(self) -> None:
+        self.hits: dict[str, int] = {}
+        self.release = anyio.Event()
+        self.base = ""
+
+    def url(self, name: str) -> str:
+        return f"{self.base}/clients/{name}"
+
+    async def serve(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        self.hits[name] = self.hits.get(name, 0) + 1
+        document: dict[str, Any] = {
+            "client_id": self.url(name),
+            "client_name": "Example Agent",
+            "redirect_uris": [CALLBACK],
+            "token_endpoint_auth_method": "none",
+        }
+        if name == "mismatch.json":
+            document["client_id"] = self.url("someone-else.json")
+        elif name == "secret.json":
+            document["token_endpoint_auth_method"] = "client_secret_basic"
+        elif name == "big.json":
+            document["padding"] = "x" * 10_000
+        elif name == "slow.json":
+            await self.release.wait()
+        return JSONResponse(document, headers={"cache-control": "max-age=600"})
+
+
+@asynccontextmanager
+async def document_server(folder: Path) -> AsyncIterator[tuple[DocumentServer, ssl.SSLContext]]:
+    cert, key = certificate(folder)
+    documents = DocumentServer()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    documents.base = f"https://{HOST}:{sock.getsockname()[1]}"
+    app = Starlette(routes=[Route("/clients/{name}", documents.serve)])
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        ssl_certfile=str(cert),
+        ssl_keyfile=str(key),
+        lifespan="off",
+        timeout_graceful_shutdown=1,
+    )
+    server = _Uvicorn(config)
+    trust = ssl.create_default_context(cafile=str(cert))
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(server.serve, [sock])
+            with anyio.fail_after(10):
+                await server.startup_done.wait()
+            try:
+                yield documents, trust
+            finally:
+                documents.release.set()
+                server.should_exit = True
+    finally:
+        sock.close()
+
+
+async def to_loopback(host: str, port: int) -> list[Address]:
+    assert host == HOST
+    return [ipaddress.ip_address("127.0.0.1")]
+
+
+def fetcher(trust: ssl.SSLContext, **options: Any) -> ClientDocuments:
+    return ClientDocuments(resolve=to_loopback, allow_address=lambda address: True, ssl_context=trust, **options)
+
+
+async def test_a_metadata_document_client_logs_in_and_its_document_is_fetched_once(tmp_path: Path) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        site = build_site(BASE, documents=fetcher(trust))
+        client = documents.url("good.json")
+        async with (
+            app_lifespan(site.app),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+        ):
+            verifier = new_verifier()
+            landed = await Browser(web).authorize(authorize_url(client, verifier, redirect_uri=CALLBACK))
+            tokens = await exchange(web, client, query(landed)["code"], verifier, redirect_uri=CALLBACK)
+            elsewhere = await web.get(authorize_url(client, verifier, redirect_uri="https://evil.example/cb"))
+        await site.server.aclose()
+    assert tokens.status_code == 200, tokens.text
+    assert documents.hits == {"good.json": 1}
+    assert elsewhere.status_code == 400 and "location" not in elsewhere.headers
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [("mismatch.json", "must name its own URL"), ("secret.json", "public clients"), ("big.json", "larger than")],
+)
+async def test_a_document_with_another_client_id_a_secret_or_too_many_bytes_is_refused(
+    tmp_path: Path, name: str, problem: str
+) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        site = build_site(BASE, documents=fetcher(trust))
+        async with (
+            app_lifespan(site.app),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+        ):
+            page = await web.get(authorize_url(documents.url(name), new_verifier(), redirect_uri=CALLBACK))
+            token = await exchange(web, documents.url(name), "code", new_verifier(), redirect_uri=CALLBACK)
+        await site.server.aclose()
+    assert page.status_code == 400 and "location" not in page.headers
+    assert problem in page.text
+    assert (token.status_code, token.json()["error"]) == (401, "invalid_client")
+
+
+async def test_a_slow_document_is_given_up_on_after_the_time_cap(tmp_path: Path) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        slow = fetcher(trust, timeout=0.3)
+        with pytest.raises(ClientDocumentError, match="did not arrive within"):
+            await slow.fetch(documents.url("slow.json"))
+        await slow.aclose()
+
+
+@pytest.mark.parametrize(
+    "client_id",
+    [
+        "https://127.0.0.1/client.json",
+        "https://localhost/client.json",
+        "https://10.0.0.8/client.json",
+        "https://169.254.169.254/latest/meta-data",
+        "https://[::1]/client.json",
+        "https://[::ffff:192.168.1.1]/client.json",
+    ],
+)
+async def test_documents_on_private_loopback_or_link_local_addresses_are_never_fetched(client_id: str) -> None:
+    documents = ClientDocuments()
+    with pytest.raises(ClientDocumentError, match="not a public address"):
+        await documents.fetch(client_id)
+    await documents.aclose()
+
+
+def test_only_https_urls_with_a_path_are_client_id_urls() -> None:
+    assert is_client_id_url("https://app.example.com/oauth/client.json")
+    for value in (
+        "http://app.example.com/client.json",
+        "https://app.example.com/",
+        "https://app.example.com",
+        "https://app.example.com/a/../b",
+        "https://user@app.example.com/c",
+        "https://app.example.com/c#frag",
+        "client-123",
+    ):
+        assert not is_client_id_url(value), value
+
+
+def test_public_addresses_are_told_from_private_ones() -> None:
+    assert is_public_address(ipaddress.ip_address("93.184.216.34"))
+    assert is_public_address(ipaddress.ip_address("2606:4700::1111"))
+    for private in ("10.1.2.3", "172.16.0.1", "192.168.0.1", "127.0.0.1", "169.254.169.254", "100.64.0.1", "0.0.0.0"):  # noqa: S104
+        assert not is_public_address(ipaddress.ip_address(private)), private
+    for private in ("::1", "fe80::1", "fc00::1", "::ffff:10.0.0.1", "ff02::1"):
+        assert not is_public_address(ipaddress.ip_address(private)), private

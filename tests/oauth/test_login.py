@@ -1,0 +1,51 @@
+"""The login hook for apps with their own session: no key page, the app's user goes straight to consent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx2
+import pytest
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+
+from gateway.demo import ADMIN_KEY
+from gateway.lifespan import app_lifespan
+from oauth import SessionLogin
+from tests.oauth.conftest import build_site, page_form, query
+from tests.oauth.test_attacks import BASE, authorize_url, client_id, exchange, mcp_status, new_verifier
+
+pytestmark = pytest.mark.anyio
+
+SESSIONS = {"s3cret-session": {"id": 1, "name": "Alice Martin"}}
+
+
+async def authenticate(request: Request) -> Any:
+    user = SESSIONS.get(request.cookies.get("app-session", ""))
+    return user if user is not None else RedirectResponse(f"/login?next={request.url.path}?{request.url.query}")
+
+
+async def credentials(user: Any) -> Mapping[str, str]:
+    return {"authorization": f"Bearer {ADMIN_KEY}"}
+
+
+async def test_a_session_login_sends_strangers_to_the_app_login_and_users_straight_to_consent() -> None:
+    site = build_site(BASE, login=SessionLogin(authenticate, credentials))
+    async with (
+        app_lifespan(site.app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+    ):
+        client, verifier = await client_id(web), new_verifier()
+        stranger = await web.get(authorize_url(client, verifier))
+        web.cookies.set("app-session", "s3cret-session", domain="gw.example")
+        consent = await web.get(authorize_url(client, verifier))
+        key_post = await web.post("/authorize/login", data={**page_form(consent)[1], "api_key": "anything"})
+        action, fields = page_form(consent)
+        answer = await web.post(action, data={**fields, "decision": "allow"})
+        tokens = await exchange(web, client, query(answer.headers["location"])["code"], verifier)
+        assert await mcp_status(web, tokens.json()["access_token"]) == 200
+    await site.server.aclose()
+    assert stranger.status_code == 307 and stranger.headers["location"].startswith("/login?next=/authorize?")
+    assert "Alice Martin" in consent.text and "api_key" not in consent.text
+    assert key_post.status_code == 200 and "Allow access" in key_post.text

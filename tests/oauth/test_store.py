@@ -1,0 +1,127 @@
+"""One contract, every token store: SQLite (a file) and Redis (a real redis-server on a free port)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+import redis.asyncio as redis
+
+from oauth import TokenStore, open_store
+from oauth.errors import ConfigError
+from oauth.store_redis import RedisStore
+from oauth.store_sqlite import SqliteStore
+from tests.oauth.conftest import FakeClock
+
+pytestmark = pytest.mark.anyio
+
+
+class TokenStoreContract:
+    """The behaviour every `TokenStore` must have; subclasses say how to open two views of one store."""
+
+    @asynccontextmanager
+    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TokenStore, TokenStore]]:
+        """Two stores over the same data, as two gateway instances would have."""
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    async def test_a_record_put_is_read_back_from_another_instance(self) -> None:
+        async with self.stores(FakeClock()) as (one, two):
+            await one.put("grant", "g1", {"client_id": "c", "scopes": ["mcp"]}, expires_at=one_hour())
+            assert await two.get("grant", "g1") == {"client_id": "c", "scopes": ["mcp"]}
+            assert await two.get("grant", "missing") is None
+            assert await two.get("access", "g1") is None
+
+    async def test_a_record_is_gone_once_it_expires(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            await one.put("code", "k", {"v": 1}, expires_at=clock.now + 60)
+            clock.advance(59)
+            assert await two.get("code", "k") == {"v": 1}
+            clock.advance(1)
+            assert await two.get("code", "k") is None
+            assert await two.claim("code", "k") == (None, False)
+
+    async def test_only_the_first_claim_is_first_even_when_claims_race(self) -> None:
+        async with self.stores(FakeClock()) as (one, two):
+            await one.put("refresh", "r", {"grant_id": "g"}, expires_at=one_hour())
+            results: list[bool] = []
+
+            async def claim(store: TokenStore) -> None:
+                record, first = await store.claim("refresh", "r")
+                assert record == {"grant_id": "g"}
+                results.append(first)
+
+            async with anyio.create_task_group() as tg:
+                for index in range(20):
+                    tg.start_soon(claim, (one, two)[index % 2])
+            assert sorted(results) == [False] * 19 + [True]
+            assert await one.claim("refresh", "missing") == (None, False)
+
+    async def test_put_replaces_a_record_and_its_claim_and_delete_removes_both(self) -> None:
+        async with self.stores(FakeClock()) as (one, two):
+            await one.put("request", "p", {"step": 1}, expires_at=one_hour())
+            assert (await two.claim("request", "p"))[1] is True
+            await one.put("request", "p", {"step": 2}, expires_at=one_hour())
+            assert await two.claim("request", "p") == ({"step": 2}, True)
+            await two.delete("request", "p")
+            await two.delete("request", "never-there")
+            assert await one.get("request", "p") is None
+
+    async def test_kinds_are_separate_namespaces(self) -> None:
+        async with self.stores(FakeClock()) as (one, _):
+            await one.put("access", "same", {"kind": "access"}, expires_at=one_hour())
+            await one.put("refresh", "same", {"kind": "refresh"}, expires_at=one_hour())
+            assert await one.get("access", "same") == {"kind": "access"}
+            assert await one.get("refresh", "same") == {"kind": "refresh"}
+
+
+_NOW = FakeClock().now
+
+
+def one_hour() -> float:
+    return _NOW + 3600
+
+
+class TestSqliteStore(TokenStoreContract):
+    @pytest.fixture(autouse=True)
+    def _folder(self, tmp_path: Path) -> None:
+        self.path = tmp_path / "state" / "oauth.db"
+
+    @asynccontextmanager
+    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TokenStore, TokenStore]]:
+        one, two = SqliteStore(self.path, clock=clock), SqliteStore(self.path, clock=clock)
+        try:
+            yield one, two
+        finally:
+            await one.aclose()
+            await two.aclose()
+
+
+class TestRedisStore(TokenStoreContract):
+    @pytest.fixture(autouse=True)
+    def _server(self, redis_url: str, request: pytest.FixtureRequest) -> None:
+        self.url = redis_url
+        # A prefix per test keeps the tests apart on the one server the session shares.
+        self.prefix = f"test-{request.node.name}:"
+
+    @asynccontextmanager
+    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TokenStore, TokenStore]]:
+        one = RedisStore(redis.Redis.from_url(self.url), prefix=self.prefix, clock=clock)
+        two = RedisStore(redis.Redis.from_url(self.url), prefix=self.prefix, clock=clock)
+        try:
+            yield one, two
+        finally:
+            await one.aclose()
+            await two.aclose()
+
+
+def test_open_store_picks_the_implementation_from_the_url(tmp_path: Path) -> None:
+    assert isinstance(open_store(str(tmp_path / "a.db")), SqliteStore)
+    assert isinstance(open_store(f"sqlite:///{tmp_path}/b.db"), SqliteStore)
+    assert isinstance(open_store("redis://127.0.0.1:1/0"), RedisStore)
+    with pytest.raises(ConfigError, match="redis://host:port/db"):
+        open_store("postgres://db/oauth")

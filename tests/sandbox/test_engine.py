@@ -1,0 +1,120 @@
+"""The engine inside a worker, driven in-process through a HostLink that answers calls from a queue."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from sandbox.engine import Engine, EngineLimits, Outcome, Reply
+
+ROOT = Path(__file__).resolve().parents[2]
+LIMITS = EngineLimits(
+    memory_bytes=32 * 1024 * 1024,
+    stack_bytes=256 * 1024,
+    max_calls=5,
+    max_arg_bytes=1024,
+    max_result_bytes=4096,
+    max_log_lines=3,
+    max_log_bytes=100,
+)
+
+
+class Link:
+    """Answers each call with its arguments, echoed, in the order the calls were made."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, str, str]] = []
+        self.logs: list[str] = []
+        self._answered = 0
+
+    def call(self, call_id: int, name: str, args_json: str) -> None:
+        self.calls.append((call_id, name, args_json))
+
+    def log(self, line: str) -> None:
+        self.logs.append(line)
+
+    def next_reply(self, timeout: float) -> Reply | None:
+        if self._answered >= len(self.calls):
+            return None
+        call_id, name, args_json = self.calls[self._answered]
+        self._answered += 1
+        if name == "fail.now":
+            return Reply(id=call_id, ok=False, text=json.dumps({"message": "no", "status": 409, "body": [1]}))
+        return Reply(id=call_id, ok=True, text=args_json)
+
+
+def run(source: str, timeout: float = 2.0) -> tuple[Outcome, Link]:
+    link = Link()
+    return Engine(["echo.back", "fail.now"], LIMITS).run(source, timeout, link), link
+
+
+def test_calls_leave_as_json_and_answers_come_back_parsed() -> None:
+    outcome, link = run("const a = await api.echo.back({n: 1}); const b = await call('echo.back', {n: a.n + 1}); b")
+    assert (outcome.kind, json.loads(outcome.text), outcome.calls) == ("json", {"n": 2}, 2)
+    assert [name for _, name, _ in link.calls] == ["echo.back", "echo.back"]
+
+
+def test_a_failed_answer_rejects_with_status_and_body() -> None:
+    outcome, _ = run("try { await api.fail.now() } catch (e) { return [e.message, e.status, e.body] }")
+    assert json.loads(outcome.text) == ["no", 409, [1]]
+
+
+def test_the_guest_counts_calls_and_refuses_past_the_budget() -> None:
+    outcome, link = run("let n = 0; for (let i = 0; i < 9; i++) { try { call('echo.back', {}) } catch (e) { n++ } } n")
+    assert json.loads(outcome.text) == 4
+    assert len(link.calls) == LIMITS.max_calls
+
+
+def test_console_lines_are_capped_in_lines_and_bytes() -> None:
+    outcome, link = run("console.log('a'.repeat(60)); console.log('b'.repeat(60)); console.log('c'); 1")
+    assert link.logs == ["a" * 60, "b" * 40]
+    assert outcome.dropped_logs == 1
+
+
+def test_a_result_over_the_cap_is_a_result_failure() -> None:
+    outcome, _ = run("'x'.repeat(5000)")
+    assert outcome.kind == "result"
+    assert "over the 4096-byte limit" in json.loads(outcome.text)["message"]
+
+
+def test_the_cpu_limit_ends_a_loop_before_the_deadline_kill_would() -> None:
+    outcome, _ = run("for (;;) {}", timeout=0.3)
+    assert outcome.kind == "timeout"
+
+
+def test_a_script_waiting_on_nothing_is_stalled() -> None:
+    outcome, _ = run("await new Promise(() => {})")
+    assert outcome.kind == "stalled"
+
+
+def test_a_call_that_is_never_answered_ends_at_the_deadline() -> None:
+    class Silent(Link):
+        def next_reply(self, timeout: float) -> Reply | None:
+            return None
+
+    outcome = Engine(["echo.back"], LIMITS).run("await api.echo.back({})", 0.2, Silent())
+    assert outcome.kind == "timeout"
+
+
+def test_the_quickjs_binding_is_imported_only_by_the_engine() -> None:
+    importers = []
+    for path in sorted((ROOT / "sandbox").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            if any(name.split(".")[0] in ("quickjs", "_quickjs") for name in names):
+                importers.append(path.name)
+    assert importers == ["engine.py"]
+
+
+@pytest.mark.parametrize("module", ["sandbox"])
+def test_the_public_api_is_an_explicit_sorted_all(module: str) -> None:
+    package = __import__(module)
+    assert list(package.__all__) == sorted(package.__all__)
+    assert all(hasattr(package, name) for name in package.__all__)
