@@ -4,21 +4,26 @@ Each function is indexed by the words of its name, module, summary, path, args (
 descriptions), the terms it takes and returns, its description, and context (module and term descriptions). A
 query's concepts score by BM25F with one idf per concept (its words and synonyms together); the sum is then
 adjusted by how much of the function's name the query covers, whether the function reads or writes as the query
-asks, and whether its name starts with the query's verb or its module is the thing the query names.
+asks, whether its name starts with the query's verb, whether its module and its target (the thing its path ends
+at) are what the query is about rather than its context, whether it sets what the query names, whether it acts on
+many things when the query does, and whether it is deprecated. The API's own name in a query counts for nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 from catalog._search_query import Query
-from catalog._search_text import name_tokens, stem, tokens
-from catalog._search_vocabulary import VERBS, Intent
+from catalog._search_text import STOPWORDS, name_tokens, stem, tokens, words
+from catalog._search_vocabulary import INTENTS, VERBS, Intent, expand
 from catalog.model import Catalog, Function, Module
 
 __all__ = ["FunctionIndex", "first_sentence"]
@@ -49,21 +54,40 @@ _MAIN_WEIGHT: Final = 0.55
 #: How much of a function's score depends on the share of its name (and, half as much, summary) the query covers.
 _COVERAGE: Final = 0.65
 #: Factor for a function whose leading verb the query says (`merge` for pulls.merge); half of it for a synonym.
-_LEADING_VERB: Final = 1.2
+_LEADING_VERB: Final = 1.1
 #: Factor for a function whose module names the thing the query says (`issues.*` for "create a ticket").
-_RESOURCE: Final = 1.15
+_RESOURCE: Final = 1.35
+#: Factor for a function whose target (the thing its path ends at) is what the query is about.
+_TARGET: Final = 1.1
+#: Factor for a function whose target is only what the query names as context ("incidents on a service").
+_TARGET_IS_CONTEXT: Final = 0.8
+#: Path words that say a format, not a thing.
+_FORMATS: Final = frozenset({"json", "xml", "csv", "yaml", "html", "txt"})
+#: Factor for a function that acts on many things at once when the query asks for that ("resolve all incidents").
+_BULK: Final = 1.2
+#: Factor for a function that acts on many things at once when the query acts on one ("close an issue").
+_BULK_FOR_ONE: Final = 0.9
+#: Stems of function-name words that say it acts on many things.
+_BULK_NAMES: Final = frozenset({"bulk", "batch", "multiple", "many", "mass"})
+#: Factor for a deprecated function: still found, after its replacement.
+_DEPRECATED: Final = 0.9
 #: Factor for a write whose args or arg values the query names ("make a repository private").
 _SETS_ARG: Final = 1.15
+#: Further factor for a write with an arg whose every word the query names ("change the default branch").
+_SETS_ARG_PHRASE: Final = 1.3
 #: Added to the idf of a function's name and summary words when weighing how much of them a query covers.
 _CORE_IDF_FLOOR: Final = 1.0
 #: Factor for reads when the query has no verb at all ("customer details").
 _READ_BY_DEFAULT: Final = 1.15
-_DESCRIPTION_CHARS: Final = 400
+_DESCRIPTION_CHARS: Final = 800
 #: Enums with more values than this are lists of codes (currencies, countries), not states a call sets.
 _MAX_CHOICES: Final = 12
 #: The term frequency at which a function counts fully in a word's document frequency (a summary mention).
 _SOFT_DF: Final = 3.0
 _ACTIONS: Final[tuple[Intent, ...]] = ("list", "read", "create", "update", "delete", "write")
+#: The intents of a query that sets things, where the args a function takes can match.
+_WRITES: Final[frozenset[Intent]] = frozenset({"create", "update", "write"})
+_PARAM: Final = re.compile(r"\{[^}]*\}")
 _HTTP_METHODS: Final = frozenset({"get", "post", "put", "patch", "delete", "head", "options"})
 _CREATE_VERBS: Final = frozenset({"creat", "add", "new", "insert", "register", "post"})
 _UPDATE_VERBS: Final = frozenset({"updat", "edit", "modify", "set", "chang", "renam", "replac", "put", "patch"})
@@ -123,6 +147,22 @@ class FunctionIndex:
         self.resources: tuple[str, ...] = tuple(
             fields["module"][-1] if fields["module"] else "" for fields in fields_by_function
         )
+        #: The thing each function's path ends at: `/pulls/{n}/reviews` → review; `/pulls/{n}/merge` → pull.
+        self.targets: tuple[frozenset[str], ...] = tuple(_target(function.path) for function in self.functions)
+        #: Whether each function acts on many things at once: so named, or a write to a whole collection.
+        self.bulk: tuple[bool, ...] = tuple(
+            _is_bulk(function, fields["name"])
+            for function, fields in zip(self.functions, fields_by_function, strict=True)
+        )
+        #: The stems of the body args of each function, arg by arg (`default_branch` → default, branch).
+        self.arg_phrases: tuple[tuple[frozenset[str], ...], ...] = tuple(
+            tuple(
+                frozenset(name_tokens(arg.name))
+                for arg in function.args
+                if arg.location == "body" and ("_" in arg.name or not arg.name.islower())
+            )
+            for function in self.functions
+        )
         #: The stems of the args each function takes and the values its enums allow.
         self.settable: tuple[frozenset[str], ...] = tuple(
             frozenset(fields["settable"]) for fields in fields_by_function
@@ -130,6 +170,8 @@ class FunctionIndex:
         self.actions: tuple[Intent, ...] = tuple(
             _action(function, leading) for function, leading in zip(self.functions, self.leading, strict=True)
         )
+        #: The stem of the API's own name ("zoom" for the Zoom API): in a query it names the API, not a function.
+        self.brand: frozenset[str] = _brand(catalog.title)
         self.modules: tuple[Module, ...] = catalog.modules
         self.module_words: tuple[frozenset[str], ...] = tuple(
             frozenset(tokens(module.name) + tokens(first_sentence(module.description))) for module in catalog.modules
@@ -149,10 +191,15 @@ class FunctionIndex:
 
         Best first; equal scores (to 9 decimals) in name order, so the ranking is the same on every run.
         """
+        query = self._unbranded(query)
         fit = _fit(query)
         # The adjustments never raise a score by more than this, so once the best the rest could reach is below
         # the `limit`-th score so far, the ranking is settled.
-        ceiling = _LEADING_VERB * _RESOURCE * _SETS_ARG
+        ceiling = _LEADING_VERB * _RESOURCE * _TARGET
+        if query.bulk:
+            ceiling *= _BULK
+        if not query.intents.isdisjoint(_WRITES):
+            ceiling *= _SETS_ARG * _SETS_ARG_PHRASE
         candidates = sorted(
             (base * fit[self.actions[position]], position)
             for position, base in self._matches(query).items()
@@ -173,6 +220,16 @@ class FunctionIndex:
                     heapq.heapreplace(kept, score)
         ranked.sort()
         return [(self.functions[position], -score) for score, _, position in ranked[:limit]]
+
+    def _unbranded(self, query: Query) -> Query:
+        """The query without the API's own name ("schedule a zoom call"), unless that is all it says."""
+        if not self.brand or not self.brand <= query.stems:
+            return query
+        kept = tuple(concept for concept in query.concepts if self.brand.isdisjoint(concept.variants))
+        if not kept:
+            return query
+        variants = {word: weight for word, weight in query.variants.items() if word not in self.brand}
+        return dataclasses.replace(query, concepts=kept, variants=variants)
 
     def _matches(self, query: Query) -> dict[int, float]:
         """BM25F score of each function that matches a concept, times the share of the query it matches."""
@@ -222,11 +279,22 @@ class FunctionIndex:
             factor *= _LEADING_VERB
         elif leading in query.variants:
             factor *= 1.0 + (_LEADING_VERB - 1.0) / 2
-        if not query.intents.isdisjoint(("create", "update", "write")) and not query.focus.isdisjoint(
-            self.settable[position]
-        ):
+        if not query.intents.isdisjoint(_WRITES) and not query.focus.isdisjoint(self.settable[position]):
             # "make a repository private", "change the due date": the query names what the call sets.
             factor *= _SETS_ARG
+            if any(len(phrase) > 1 and phrase <= query.focus for phrase in self.arg_phrases[position]):
+                # "change the default branch": all the words of an arg (`default_branch`), the call's very setting.
+                factor *= _SETS_ARG_PHRASE
+        if self.functions[position].deprecated:
+            factor *= _DEPRECATED
+        if self.bulk[position]:
+            factor *= _BULK if query.bulk else _BULK_FOR_ONE
+        target = self.targets[position]
+        if target:
+            if not target.isdisjoint(query.focus):
+                factor *= _TARGET
+            elif not target.isdisjoint(query.context):
+                factor *= _TARGET_IS_CONTEXT
         resource = self.resources[position]
         if resource in query.stems:
             factor *= _RESOURCE
@@ -247,6 +315,46 @@ def _fit(query: Query) -> dict[Intent, float]:
 
 def _idf(frequency: float, count: int) -> float:
     return math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
+
+
+def _brand(title: str) -> frozenset[str]:
+    """The stems of the first name in an API's title (`The Jira Cloud platform REST API` → jira), if uncommon."""
+    for word in title.replace("'s ", " ").split():
+        if word[:1].isupper() and word.lower() not in STOPWORDS:
+            found = frozenset(tokens(word))
+            common = any(each in VERBS or each in INTENTS or expand(each) for each in found)
+            return frozenset() if common else found
+    return frozenset()
+
+
+def _is_bulk(function: Function, name_words: list[str]) -> bool:
+    """True for a function named for many things, or an update or delete of a whole collection (`PUT /incidents`)."""
+    if not _BULK_NAMES.isdisjoint(name_words):
+        return True
+    last = function.path.rstrip("/").rsplit("/", 1)[-1]
+    return function.method in ("PUT", "PATCH", "DELETE") and "{" not in last and last.endswith("s")
+
+
+def _target(path: str) -> frozenset[str]:
+    """The stems of the last path segment that names a thing (not a parameter, a format or a verb)."""
+    for segment in reversed(path.split("/")):
+        found = _things(segment)
+        if found:
+            return found
+    return frozenset()
+
+
+@lru_cache(maxsize=8192)
+def _things(segment: str) -> frozenset[str]:
+    """The stems of the words of a path segment that name things: no parameters, formats, or verbs like `merge`."""
+    if segment.startswith("{") and segment.endswith("}"):
+        return frozenset()
+    said = [word for word in words(_PARAM.sub(" ", segment)) if len(word) > 1]
+    return frozenset(
+        stem(word)
+        for word in said
+        if stem(word) not in _FORMATS and not (stem(word) in VERBS and not word.endswith(("s", "ed")))
+    )
 
 
 def _leading_verb(name_words: list[str]) -> str:

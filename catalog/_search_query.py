@@ -37,8 +37,12 @@ _SELF: Final = re.compile(
     r"(current(ly)?\s+|the\s+)?(logged|signed)[\s-]+in\s+user|current\s+user|(the\s+)?authenticated\s+user|"
     r"the\s+caller|myself|i\s+(am|belong|own|have|joined|follow|starred|watch|created)|i'm|do\s+i\s+belong)\b"
 )
+#: What `_SELF` phrases become: "the caller", which brings the caller and users along at SELF_WEIGHT.
+_SELF_WORD: Final = "zzcaller"
+#: Weight of the caller and of users in a query that speaks of the caller ("my repositories", "who am I").
+SELF_WEIGHT: Final = 0.5
 #: Words that start a clause about when something happens: what follows describes, it does not ask.
-_CLAUSES: Final = frozenset({"when", "whenever", "once", "after", "before", "while", "until", "if"})
+_CLAUSES: Final = frozenset({"when", "whenever", "once", "after", "before", "while", "until", "if", "so"})
 #: A query that starts with one of these asks about something: it reads, whatever verbs follow.
 _ASKING: Final = frozenset({"who", "what", "which", "whose", "whats"})
 #: Words before "to <verb>" that make the verb the query's own ("how to create", "want to delete").
@@ -61,16 +65,66 @@ _MAY: Final = re.compile(r"\b(can|may)\s+(i|we|this|that|the|a|he|she|they|user|
 #: "stop following", "stop watching": the activity undone.
 _STOP_DOING: Final = re.compile(r"\b(?:stop|quit)\s+(follow|watch|star|subscrib|listen|receiv|track)(?:e?ing)\b")
 #: "notify me when…", "tell my server whenever…": a subscription to events, which APIs call webhooks.
-_NOTIFY_WHEN: Final = re.compile(r"\b(notif\w*|alert|tell|inform|ping|let\s+\w+\s+know|callbacks?)\b.*\bwhen(ever)?\b")
+_NOTIFY_WHEN: Final = re.compile(
+    r"\b(notif\w*|alert|tell|inform|ping|call|hit|let\s+\w+\s+know|callbacks?)\b.*\b(when(ever)?|as\s+soon\s+as|each\s+time|every\s+time)\b"
+)
 
+#: Quoted text is what a call carries (a message, a name, a search phrase), not what the query asks for.
+_QUOTED: Final = re.compile(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|\u2018[^\u2019]*\u2019|(?<![\w'])'[^']*'(?![\w'])")
+#: Values that stand for the kind of thing they are: a file name, an email address, an issue key (`PROJ-12`).
+_VALUES: Final = (
+    (
+        re.compile(
+            r"\b[\w-]+\.(?:pdf|docx?|xlsx?|pptx?|csv|txt|md|json|ya?ml|xml|html?|png|jpe?g|gif|svg|zip|tar|gz|mp[34]|wav|mov)\b",
+            re.I,
+        ),
+        " file ",
+    ),
+    (re.compile(r"\b(pdf|docx?|xlsx?|pptx?|csv|spreadsheet|screenshot)s?\b(?!\s+files?\b)", re.I), r" \1 file "),
+    (re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b"), " email "),
+    (re.compile(r"\b[A-Z][A-Z0-9]{1,9}-[0-9]+\b"), " issue "),
+)
+#: "who changed…", "when was … deleted": a question about what happened to something, its history.
+_WHO_CHANGED: Final = re.compile(
+    r"\bwho\s+(changed|modified|edited|updated|deleted|removed|touched|did|made|created|moved)\b|"
+    r"\bwhen\s+(was|were|did)\b.*\b(changed|modified|edited|updated|deleted|removed|created|moved)\b"
+)
+#: What "what's in" becomes: the items of something, said softly (the query may name them after all).
+_ITEMS_WORD: Final = "zzitems"
+#: Phrases rewritten before reading words: "what's in a folder" lists its items; "allowed to do" is no to-do.
+_PHRASES: Final = (
+    (re.compile(r"\bwhat(?:'s|s|\s+is|\s+are)\s+(in|inside)\b"), rf"what {_ITEMS_WORD} \1"),
+    (re.compile(r"\b(allowed|able|permitted|supposed|going|want|need|have|has)\s+to\s+do\b"), r"\1 to act"),
+    (re.compile(r"\b(at\s+once|in\s+one\s+(go|request|call|shot)|in\s+bulk|en\s+masse)\b"), " bulk "),
+)
+#: In "ping my server when…", "notify our channel whenever…" the verb only delivers and its object is where to:
+#: the event (after "when") and the words of being told (notify, alert) are what the query is about.
+_DELIVERY: Final = re.compile(
+    r"\b(?:(notif\w*|alert\w*)|call|hit|ping|tell|inform|let\s+\w+\s+know)\b.*?"
+    r"(?=\b(?:when(?:ever)?|as\s+soon\s+as|each\s+time|every\s+time)\b)"
+)
 #: "show me", "give me": the "me" is the one asking, not the object.
 _FILLER_ME: Final = re.compile(
     r"\b(show|give|tell|find|get|send|fetch|list|let|help|notify|alert|remind|email|ping|message|text|call)\s+me\b"
 )
+#: Verbs of the usual actions that say more than the action: as words they count in full ("upload a file").
+_SPECIFIC_VERBS: Final = frozenset(stem(word) for word in ("upload", "download", "publish"))
+#: Words before a noun: a verb after one of them is a thing ("an update", "the search").
+_DETERMINERS: Final = frozenset({"a", "an", "the", "this", "that", "my", "our", "your", "their", "its"})
+#: Intent words that stay adjectives after a determiner ("a new repository").
+_ADJECTIVES: Final = frozenset({"new", "all", "every", "everything"})
+#: Intent words that say "many" rather than an action: a list, unless the query writes ("close all issues").
+_QUANTIFIERS: Final = frozenset({"all", "every", "everything", "everyone", "everybody"})
+#: Stems that say "many things in one call".
+_BULK_WORDS: Final = frozenset(stem(word) for word in ("bulk", "batch", "multiple", "several", "many", "mass"))
 #: Nouns that only ask for details of the object ("repository details"): they say "read".
 _DETAIL_WORDS: Final = frozenset({"detail", "details", "info", "information"})
 #: Past forms the stemmer does not see as such.
 _IRREGULAR_PAST: Final = frozenset({"sent", "made", "bought", "wrote", "written", "done", "got", "gotten", "paid"})
+#: Weight of a leading verb as a word ("schedule a call" may match where a description schedules).
+LEADING_WORD_WEIGHT: Final = 0.3
+#: Leading verbs whose sense as a thing is what APIs name (logs, files, records): never words.
+_THING_FIRST: Final = frozenset(stem(word) for word in ("log", "file", "record", "open", "book"))
 #: Weight of a verb that says an intent ("create", "list") as a word.
 VERB_WEIGHT: Final = 0.6
 #: Weight of a word in a past or -ing form ("files changed", "who is watching"): it describes, it does not ask.
@@ -102,6 +156,8 @@ class Query:
     settings: frozenset[str] = frozenset()
     #: Every stem and synonym it matches, with the best weight.
     variants: dict[str, float] = field(default_factory=dict)
+    #: Whether it acts on many things at once ("resolve all incidents", "bulk delete messages").
+    bulk: bool = False
 
     @cached_property
     def focus(self) -> frozenset[str]:
@@ -118,6 +174,20 @@ class Query:
         )
 
     @cached_property
+    def context(self) -> frozenset[str]:
+        """The stems the query says as context ("in a project", "of a repository"), not as what it is about."""
+        return (
+            frozenset(
+                word
+                for concept in self.concepts
+                if concept.weight < 1.0
+                for word, weight in concept.variants.items()
+                if weight >= 1.0 and word not in self.verbs
+            )
+            - self.focus
+        )
+
+    @cached_property
     def stems(self) -> frozenset[str]:
         """The stems the query says (or implies), without synonyms."""
         found = {word for concept in self.concepts for word, weight in concept.variants.items() if weight >= 1}
@@ -131,16 +201,12 @@ def parse_query(text: str) -> Query:
     a leading verb ("log a bug", "dial a number") gives an intent and maybe an object; intent verbs in their
     base form give intents; past, -ing and -s forms describe rather than ask; questions read.
     """
-    lowered = _FILLER_ME.sub(r"\1", text.lower())
-    notify = _NOTIFY_WHEN.search(lowered) is not None
-    lowered = _SELF.sub(" me user ", lowered)
-    lowered, stopped = _stop_doing(lowered)
-    said: list[tuple[str, float]] = [("webhook", IMPLIED_WEIGHT)] if notify else []
-    may = _MAY.search(lowered) is not None
-    if may:
-        said.append(("permission", IMPLIED_WEIGHT))
-    intents: set[Intent] = {"delete"} if stopped else set()
+    phrasing = _Phrasing.of(text)
+    lowered, notify, may = phrasing.text, phrasing.notify, phrasing.may
+    said = list(phrasing.implied)
+    intents: set[Intent] = {"delete"} if phrasing.stopped else set()
     context = clause = plural = started = False
+    quantifiers: list[str] = []
     # A leading verb ("log a bug") says an intent and maybe an object; as a word it would match its noun sense
     # (logs, audit logs), so it only counts where a function name starts with it.
     leading_verbs: set[str] = set()
@@ -154,6 +220,13 @@ def parse_query(text: str) -> Query:
         previous = split[position - 1] if position else ""
         following = split[position + 1] if position + 1 < len(split) else ""
         said.extend((extra, IMPLIED_WEIGHT) for extra in implied(word))
+        if word == _ITEMS_WORD:
+            said.append(("item", INFLECTED_WEIGHT))
+            plural = True
+            continue
+        if word == _SELF_WORD:
+            said.extend((("me", SELF_WEIGHT), ("user", SELF_WEIGHT)))
+            continue
         if word in _CLAUSES or (word == "to" and previous not in _WANTING and _verb_like(following)):
             # "when a file changes", "fields required to create an issue": what follows describes, it does not ask.
             clause = context = True
@@ -182,6 +255,9 @@ def parse_query(text: str) -> Query:
             said.append((base, IMPLIED_WEIGHT))
         first = not started
         started = True
+        if base and not clause and not asks and stemmed not in INTENTS and not _inflected(word):
+            # "rerun a job", "redeploy the app": doing again is doing, with the intent of the verb done again.
+            intents.add(INTENTS.get(base, "write"))
         if (
             first
             and not asks
@@ -194,14 +270,24 @@ def parse_query(text: str) -> Query:
             intent, extras = LEADING[stemmed]
             intents.add(intent)
             said.extend((extra, 1.0) for extra in extras)
+            if stemmed not in _THING_FIRST:
+                said.append((stemmed, LEADING_WORD_WEIGHT))
             leading_verbs.add(stemmed)
             continue
+        if not first and previous in _DETERMINERS and stemmed in INTENTS and word not in _ADJECTIVES:
+            # "post an update", "leave a reply": after an article the verb is a thing, said outright.
+            said.append((stemmed, weight))
+            continue
         if stemmed in INTENTS and not clause and not asks and not _plural(word) and (first or not _inflected(word)):
+            if word in _QUANTIFIERS:
+                quantifiers.append(stemmed)
+                continue
             # "texts we sent", "who is watching", "audit of changes": past, -ing and -s forms describe.
             intents.add(INTENTS[stemmed])
             main.add(stemmed)
             # The intent weighs through the action of functions; as a word, a plain verb tells little.
-            weight *= VERB_WEIGHT
+            if stemmed not in _SPECIFIC_VERBS:
+                weight *= VERB_WEIGHT
         elif _inflected(word) and not first:
             weight = min(weight, INFLECTED_WEIGHT)
         elif not context and stemmed not in INTENTS and _plural(word):
@@ -209,12 +295,73 @@ def parse_query(text: str) -> Query:
         if stemmed in _MODIFIERS:
             weight *= INFLECTED_WEIGHT
         said.append((stemmed, weight))
-    if question and not intents:
+    bulk = any(stemmed in _BULK_WORDS for stemmed, _ in said)
+    if quantifiers and intents & {"create", "update", "delete", "write"}:
+        # "resolve all incidents", "delete every message": one call on many things, where the API has one.
+        bulk = True
+    elif quantifiers:
+        # "all the labels", "every outage": many things to read, a list.
+        intents.add("list")
+        main.update(quantifiers)
+        said.extend((stemmed, VERB_WEIGHT) for stemmed in quantifiers)
+    if notify:
+        # Being told when something happens is a subscription: the query creates one, whatever its verbs say.
+        intents = {"create"}
+    elif question and not intents:
         intents.add("read")
     if plural and intents <= {"read"}:
         # "read the messages of a channel": many things to read is a list.
         intents = {"list"}
-    return _query(said, intents, frozenset(leading_verbs), frozenset(main | leading_verbs), frozenset(settings))
+    return _query(
+        said, intents, frozenset(leading_verbs), frozenset(main | leading_verbs), frozenset(settings), bulk=bulk
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Phrasing:
+    """A query's text with its set phrases read: rewritten for word-by-word reading, and what they signal."""
+
+    text: str
+    #: Stems the phrases imply, with their weights ("notify me when…" → webhook).
+    implied: tuple[tuple[str, float], ...]
+    #: "notify me when…", "ping my server whenever…": a subscription to events.
+    notify: bool
+    #: "stop following…": the activity undone.
+    stopped: bool
+    #: "can this user…", "am I allowed…": a question about permissions.
+    may: bool
+
+    @classmethod
+    def of(cls, text: str) -> _Phrasing:
+        """Read the set phrases of `text`: payload, values, self-references, subscriptions, history, permissions."""
+        lowered = _FILLER_ME.sub(r"\1", _values(text).lower())
+        notify = _NOTIFY_WHEN.search(lowered) is not None
+        if notify:
+            lowered = _DELIVERY.sub(lambda match: f" {match.group(1) or ''} ", lowered, count=1)
+        history = _WHO_CHANGED.search(lowered) is not None
+        for pattern, replacement in _PHRASES:
+            lowered = pattern.sub(replacement, lowered)
+        lowered = _SELF.sub(f" {_SELF_WORD} ", lowered)
+        lowered, stopped = _stop_doing(lowered)
+        may = _MAY.search(lowered) is not None
+        implied = [("webhook", notify), ("history", history), ("permission", may)]
+        return cls(
+            text=lowered,
+            implied=tuple((stemmed, IMPLIED_WEIGHT) for stemmed, present in implied if present),
+            notify=notify,
+            stopped=stopped,
+            may=may,
+        )
+
+
+def _values(text: str) -> str:
+    """The text without quoted payload, and with file names, email addresses and issue keys as their kind."""
+    unquoted = _QUOTED.sub(" ", text)
+    if words(unquoted):
+        text = unquoted
+    for pattern, kind in _VALUES:
+        text = pattern.sub(kind, text)
+    return text
 
 
 def _stop_doing(text: str) -> tuple[str, bool]:
@@ -252,6 +399,8 @@ def _query(
     leading: frozenset[str],
     main: frozenset[str],
     settings: frozenset[str],
+    *,
+    bulk: bool = False,
 ) -> Query:
     weights: dict[str, float] = {}
     for stemmed, weight in said:
@@ -285,4 +434,5 @@ def _query(
         main_verbs=main,
         settings=settings,
         variants=variants,
+        bulk=bulk,
     )

@@ -130,7 +130,12 @@ class Gateway:
                 raise ConfigError(f"research must be True, False or a ResearchConfig, got {research!r}")
             config = research if isinstance(research, ResearchConfig) else ResearchConfig()
             research_extra = research_tools(
-                self.catalog, self.dispatcher, self._rest_headers, config, max_output_bytes=max_output_bytes
+                self.catalog,
+                self.dispatcher,
+                self._rest_headers,
+                config,
+                max_output_bytes=max_output_bytes,
+                reference_path=reference_path,
             )
         self.toolset = ToolSet(
             catalog=self.catalog,

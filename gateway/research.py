@@ -34,6 +34,7 @@ from gateway.errors import ArgumentError, ConfigError, ToolError
 from gateway.reference import anchor
 from gateway.results import cap_text, response_result
 from gateway.tooling import RequestInfo, ToolResult, ToolSpec
+from gateway.tools import read_only_spec
 
 __all__ = [
     "DataSource",
@@ -159,19 +160,6 @@ _FETCH_SCHEMA: dict[str, Any] = {
 }
 
 
-def _spec(name: str, title: str, description: str, schema: dict[str, Any], *, open_world: bool) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        title=title,
-        description=description,
-        input_schema=schema,
-        read_only=True,
-        destructive=False,
-        idempotent=True,
-        open_world=open_world,
-    )
-
-
 def research_tools(
     catalog: Catalog,
     dispatcher: Dispatcher,
@@ -179,6 +167,7 @@ def research_tools(
     config: ResearchConfig,
     *,
     max_output_bytes: int,
+    reference_path: str | None = None,
 ) -> list[tuple[ToolSpec, ResearchRunner]]:
     """The `search` and `fetch` tools with their runners; ConfigError when a DataSource does not fit the catalog.
 
@@ -186,7 +175,7 @@ def research_tools(
     text content item of JSON; failures (unknown id, REST error) are error results the agent can act on.
     """
     if config.data is None:
-        research: _CatalogResearch | _DataResearch = _CatalogResearch(catalog, config, max_output_bytes)
+        research: _CatalogResearch | _DataResearch = _CatalogResearch(catalog, config, max_output_bytes, reference_path)
         search_text = (
             f"Search the {catalog.title} API reference: its functions and terms (data types and concepts) that "
             "match the query. Answers JSON {results: [{id, title, url}]}; fetch an id for the full text."
@@ -213,8 +202,8 @@ def research_tools(
         titles = ("Search records", "Fetch a record")
         open_world = True
     return [
-        (_spec("search", titles[0], search_text, _SEARCH_SCHEMA, open_world=open_world), research.search),
-        (_spec("fetch", titles[1], fetch_text, _FETCH_SCHEMA, open_world=open_world), research.fetch),
+        (read_only_spec("search", titles[0], search_text, _SEARCH_SCHEMA, open_world=open_world), research.search),
+        (read_only_spec("fetch", titles[1], fetch_text, _FETCH_SCHEMA, open_world=open_world), research.fetch),
     ]
 
 
@@ -238,34 +227,49 @@ def _capped(text: str, max_output_bytes: int) -> str:
 class _CatalogResearch:
     """Search and fetch the catalog's functions and terms."""
 
-    def __init__(self, catalog: Catalog, config: ResearchConfig, max_output_bytes: int) -> None:
+    def __init__(
+        self, catalog: Catalog, config: ResearchConfig, max_output_bytes: int, reference_path: str | None = None
+    ) -> None:
         self.catalog = catalog
         self.reference_url = config.reference_url
+        self.reference_path = reference_path
         self.max_results = config.max_results
         self.max_output_bytes = max_output_bytes
         self._term_words = {term.name: _term_words(term) for term in catalog.terms}
 
-    def _url(self, fragment: str) -> str | None:
-        if self.reference_url is None:
+    def _page(self, request: RequestInfo) -> str | None:
+        """The reference page's absolute URL: configured, or the gateway's own page at the host the client used."""
+        if self.reference_url is not None:
+            return self.reference_url
+        headers = request.headers or {}
+        host = headers.get("x-forwarded-host") or headers.get("host")
+        if self.reference_path is None or not host:
             return None
-        # The page's element ids use only URL-safe characters (letters, digits, "_.-~"), so no escaping.
-        return f"{self.reference_url}#{fragment}"
+        name = host.split(",")[0].strip().rsplit(":", 1)[0].strip("[]")
+        default = "http" if name in ("localhost", "127.0.0.1", "::1") else "https"
+        scheme = headers.get("x-forwarded-proto", default).split(",")[0].strip()
+        return f"{scheme}://{host.split(',')[0].strip()}{self.reference_path}"
 
-    def _hit(self, id_: str, title: str, fragment: str) -> SearchHit:
+    @staticmethod
+    def _url(page: str | None, fragment: str) -> str | None:
+        # The page's element ids use only URL-safe characters (letters, digits, "_.-~"), so no escaping.
+        return None if page is None else f"{page}#{fragment}"
+
+    def _hit(self, id_: str, title: str, fragment: str, page: str | None) -> SearchHit:
         hit: SearchHit = {"id": id_, "title": title}
-        url = self._url(fragment)
+        url = self._url(page, fragment)
         if url is not None:
             hit["url"] = url
         return hit
 
-    def _function_hit(self, function: Function) -> SearchHit:
+    def _function_hit(self, function: Function, page: str | None = None) -> SearchHit:
         title = f"{function.name} — {function.summary}" if function.summary else function.name
-        return self._hit(FUNCTION_PREFIX + function.name, _title(title), anchor("fn", function.name))
+        return self._hit(FUNCTION_PREFIX + function.name, _title(title), anchor("fn", function.name), page)
 
-    def _term_hit(self, term: Term) -> SearchHit:
+    def _term_hit(self, term: Term, page: str | None = None) -> SearchHit:
         described = term.description.strip() and term.description.strip() != term.name
         title = f"{term.name} — {term.description}" if described else term.name
-        return self._hit(TERM_PREFIX + term.name, _title(title), anchor("term", term.name))
+        return self._hit(TERM_PREFIX + term.name, _title(title), anchor("term", term.name), page)
 
     async def search(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         """Exact term matches first, then the ranked functions, then the other matching terms."""
@@ -274,10 +278,11 @@ class _CatalogResearch:
             return _json_result({"results": []})
         functions = search(self.catalog, query, limit=self.max_results).functions
         exact, other = self._terms(query)
+        page = self._page(request)
         hits = [
-            *(self._term_hit(term) for term in exact),
-            *(self._function_hit(function) for function in functions),
-            *(self._term_hit(term) for term in other),
+            *(self._term_hit(term, page) for term in exact),
+            *(self._function_hit(function, page) for function in functions),
+            *(self._term_hit(term, page) for term in other),
         ]
         return _json_result({"results": hits})
 
@@ -307,6 +312,7 @@ class _CatalogResearch:
     async def fetch(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         """The describe_function / explain_term text of one entry; ToolError naming the id forms when unknown."""
         id_ = str(args["id"]).strip()
+        page = self._page(request)
         if id_.startswith(FUNCTION_PREFIX):
             name = id_.removeprefix(FUNCTION_PREFIX)
             try:
@@ -325,7 +331,7 @@ class _CatalogResearch:
                     "read_only": function.read_only,
                 },
             }
-            url = self._url(anchor("fn", function.name))
+            url = self._url(page, anchor("fn", function.name))
         elif id_.startswith(TERM_PREFIX):
             try:
                 term = self.catalog.term(id_.removeprefix(TERM_PREFIX))
@@ -337,7 +343,7 @@ class _CatalogResearch:
                 "text": _capped(explain_term(self.catalog, term), self.max_output_bytes),
                 "metadata": {"kind": "term", "aliases": list(term.aliases)},
             }
-            url = self._url(anchor("term", term.name))
+            url = self._url(page, anchor("term", term.name))
         else:
             raise ToolError(
                 f"Unknown id {id_!r}: ids look like 'function:orders.create' or 'term:Order'. "

@@ -14,10 +14,12 @@ CORS preflights are the host app's business (Starlette's `CORSMiddleware` answer
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
@@ -27,6 +29,7 @@ import pydantic_core
 from mcp.server.connection import Connection
 from mcp.server.runner import serve_one
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import RequestBodyLimitMiddleware
 from mcp.shared.dispatcher import CallOptions
 from mcp.shared.exceptions import NoBackChannelError
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
@@ -41,7 +44,7 @@ from mcp_types import (
     RequestId,
     jsonrpc_message_adapter,
 )
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
@@ -51,6 +54,13 @@ from gateway.tooling import RequestInfo
 
 if TYPE_CHECKING:
     from gateway.server import McpEndpoint
+
+_ModernEntry = Callable[[Any, Any, bool, Any, Scope, Receive, Send], Awaitable[None]]
+_handle_modern_request: _ModernEntry | None
+try:  # The SDK's own 2026-era entry; private, so a future SDK without it falls back to the session manager.
+    from mcp.server._streamable_http_modern import handle_modern_request as _handle_modern_request
+except ImportError:  # pragma: no cover - depends on the SDK version
+    _handle_modern_request = None
 
 __all__ = ["LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "StreamableHttpApp", "TransportSecurity", "request_info"]
 
@@ -189,8 +199,15 @@ def _is_json(content_type: str) -> bool:
     return any(part.strip() == "application/json" for part in content_type.split(";")[0].split(","))
 
 
+def _declared_size(headers: Mapping[str, str]) -> int:
+    """The Content-Length header's value (0 when absent or malformed: the body is then measured as it comes)."""
+    value = headers.get("content-length", "")
+    return int(value) if value.isdigit() else 0
+
+
 def _accepts_json(request: Request) -> bool:
-    # As `mcp.server.streamable_http.check_accept_headers` reads Accept (RFC 9110 §12.5.1 wildcards).
+    # As `mcp.server.streamable_http.check_accept_headers` reads Accept (RFC 9110 §12.5.1 wildcards); otherwise
+    # the SDK answers 406 in its own words.
     accepted = [part.split(";", 1)[0].strip().lower() for part in request.headers.get("accept", "").split(",")]
     return any(media in ("application/json", "application/*", "*/*") for media in accepted)
 
@@ -219,6 +236,23 @@ async def _reject(send: Send, status: int, message: str, headers: Mapping[str, s
     await send({"type": "http.response.start", "status": status, "headers": raw_headers})
     await send({"type": "http.response.body", "body": body})
 
+
+_PER_REQUEST_MANAGER: ContextVar[bool] = ContextVar("gateway_per_request_manager", default=False)
+
+
+class _QuietManager(logging.Filter):
+    """Drops the SDK's INFO lines (manager started, session terminated, shutting down) of a per-request manager.
+
+    Installed on the SDK's transport loggers; it drops only records logged inside `_serve_sdk`, so another
+    server in the process keeps its lines, and warnings and errors always pass.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.INFO or not _PER_REQUEST_MANAGER.get()
+
+
+for _name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http"):
+    logging.getLogger(_name).addFilter(_QuietManager())
 
 #: Methods the single-exchange path serves: the ones an agent sends again and again.
 _SINGLE_EXCHANGE_METHODS: Final = frozenset({"tools/call", "tools/list"})
@@ -315,8 +349,9 @@ class StreamableHttpApp:
     version, a body under the cap that is one valid JSON-RPC request) runs through the SDK's single-exchange
     kernel (`mcp.server.runner.serve_one`: the same validation, middleware, tracing, per-version result sieve
     and error mapping) without the per-request session manager, streams and task group, which cost more than
-    the tool call itself. The answer is what the SDK's stateless JSON transport sends, byte for byte; every
-    other request goes to the SDK's transport unchanged.
+    the tool call itself. The answer is what the SDK's stateless JSON transport sends, byte for byte. A
+    2026-07-28 request goes straight to the SDK's own single-exchange entry, as the manager would send it;
+    every other request goes to the SDK's session manager unchanged.
     """
 
     def __init__(
@@ -387,6 +422,8 @@ class StreamableHttpApp:
             self.single_exchange
             and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
             and _is_json(headers.get("content-type", ""))
+            and _declared_size(headers) <= self.max_body_bytes
+            and _accepts_json(Request(scope))
         ):
             messages, body = await _read_body(receive, self.max_body_bytes)
             request = _single_request(body) if body is not None else None
@@ -403,10 +440,6 @@ class StreamableHttpApp:
             return {"type": "http.disconnect"}
 
         request = Request(scope, _replay(messages, disconnected))
-        if not _accepts_json(request):
-            # The SDK's own transport answers 406 Not Acceptable, in its words.
-            await self._serve_sdk(scope, _replay(messages, disconnected), send)
-            return
         # As the SDK's legacy stateless transport does: a born-ready connection at the header's version.
         dispatch = _SingleExchange(
             transport=TransportContext(kind="streamable-http", can_send_request=False),
@@ -414,6 +447,7 @@ class StreamableHttpApp:
             message_metadata=ServerMessageMetadata(request_context=request),
         )
         connection = Connection.from_envelope(version, None, None)
+        # `lifespan_state={}`: McpEndpoint's server keeps the SDK's default lifespan, which yields {}.
         answer: JSONRPCResponse | JSONRPCError
         try:
             result = await serve_one(
@@ -434,8 +468,18 @@ class StreamableHttpApp:
         await send({"type": "http.response.body", "body": body})
 
     async def _serve_sdk(self, scope: Scope, receive: Receive, send: Send) -> None:
+        info: RequestInfo = scope[_REQUEST_INFO]
+        version = (info.headers or {}).get("mcp-protocol-version")
+        if self.single_exchange and _handle_modern_request is not None and version in MODERN_PROTOCOL_VERSIONS:
+            # What the manager would do with a 2026-era request (already one exchange, no task group), minus the
+            # manager. Host and Origin were checked above, so the SDK's own check stays off.
+            # Arguments: the server, no SDK security settings, JSON answers, the default lifespan's state ({}).
+            modern = functools.partial(_handle_modern_request, self.endpoint.server, None, True, {})
+            await RequestBodyLimitMiddleware(modern, self.max_body_bytes)(scope, receive, send)
+            return
         # A manager per request: its task group then lives exactly as long as the request, so mounting needs
-        # no lifespan. Host and Origin were checked above, so the SDK's own check stays off.
+        # no lifespan. Host and Origin were checked above, so the SDK's own check stays off. Its start/stop INFO
+        # lines say nothing about a per-request manager: _QuietManager drops them.
         manager = StreamableHTTPSessionManager(
             self.endpoint.server,
             json_response=True,
@@ -443,5 +487,9 @@ class StreamableHttpApp:
             security_settings=None,
             max_request_body_size=self.max_body_bytes,
         )
-        async with manager.run():
-            await manager.handle_request(scope, receive, send)
+        quiet = _PER_REQUEST_MANAGER.set(True)
+        try:
+            async with manager.run():
+                await manager.handle_request(scope, receive, send)
+        finally:
+            _PER_REQUEST_MANAGER.reset(quiet)

@@ -14,7 +14,7 @@ from gateway.errors import ConfigError, ToolError
 from gateway.results import response_result, value_result
 from gateway.tooling import RequestInfo, ToolResult, ToolSpec
 
-__all__ = ["FIXED_TOOLS", "ToolSet", "instructions_for"]
+__all__ = ["FIXED_TOOLS", "ToolSet", "instructions_for", "read_only_spec"]
 
 FIXED_TOOLS = ("whoami", "search_functions", "describe_function", "explain_term", "call_function")
 _MAX_DESCRIBE = 20
@@ -26,7 +26,10 @@ RestHeaders = Callable[[RequestInfo], Awaitable[Sequence[tuple[str, str]]]]
 ToolRunner = Callable[[dict[str, Any], RequestInfo], Awaitable[ToolResult]]
 
 
-def _read_only(name: str, title: str, description: str, schema: dict[str, Any]) -> ToolSpec:
+def read_only_spec(
+    name: str, title: str, description: str, schema: dict[str, Any], *, open_world: bool = False
+) -> ToolSpec:
+    """A tool that only reads: not destructive, idempotent; open-world only when it reaches past the catalog."""
     return ToolSpec(
         name=name,
         title=title,
@@ -35,20 +38,20 @@ def _read_only(name: str, title: str, description: str, schema: dict[str, Any]) 
         read_only=True,
         destructive=False,
         idempotent=True,
-        open_world=False,
+        open_world=open_world,
     )
 
 
 def _fixed_specs() -> list[ToolSpec]:
     return [
-        _read_only(
+        read_only_spec(
             "whoami",
             "Who am I",
             "Who the API thinks the caller is (the account the credentials belong to). Call it first when a task "
             "depends on the current user.",
             {"type": "object", "properties": {}, "additionalProperties": False},
         ),
-        _read_only(
+        read_only_spec(
             "search_functions",
             "Search functions",
             "Find API functions for a task. With a query ('refund a charge'), the best matches, one line each: "
@@ -64,7 +67,7 @@ def _fixed_specs() -> list[ToolSpec]:
                 "additionalProperties": False,
             },
         ),
-        _read_only(
+        read_only_spec(
             "describe_function",
             "Describe functions",
             "How to call functions: typed arguments (where each goes, required or optional, enums and defaults), "
@@ -84,7 +87,7 @@ def _fixed_specs() -> list[ToolSpec]:
                 "additionalProperties": False,
             },
         ),
-        _read_only(
+        read_only_spec(
             "explain_term",
             "Explain a term",
             "What a term of the API means: a data type's fields with their types, or a concept's explanation, "

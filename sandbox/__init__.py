@@ -12,7 +12,8 @@ from __future__ import annotations
 from sandbox.errors import BusyError, CallError, LimitsError, SandboxError, SourceError
 from sandbox.limits import ScriptLimits
 from sandbox.pool import WorkerCrashError
-from sandbox.runner import ErrorReporter, FailureKind, FunctionCaller, Sandbox, ScriptFailure, ScriptResult
+from sandbox.results import FailureKind, ScriptFailure, ScriptResult
+from sandbox.runner import ErrorReporter, FunctionCaller, Sandbox
 
 __all__ = [
     "BusyError",

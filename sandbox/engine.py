@@ -38,6 +38,8 @@ OutcomeKind = Literal["json", "text", "undefined", "error", "syntax", "result", 
 
 #: Share of the time left that QuickJS's CPU limit gets per entry; its check overshoots, the host kill does not.
 _ENGINE_SHARE = 0.8
+#: Seconds before the deadline within which a stalled guest counts as timed out.
+_DEADLINE_SLACK = 0.05
 #: Caps on the error info a script sends back, so an error cannot smuggle a large payload past the result cap.
 _MAX_MESSAGE_CHARS = 2_000
 _MAX_STACK_CHARS = 2_000
@@ -164,7 +166,9 @@ class _Guest:
 
     def stalled(self) -> OutcomeKind:
         """Why a script that awaits with no call outstanding stopped: time, memory, or a promise never settled."""
-        if self.interrupted:
+        # An interrupt near the deadline may surface as a job that simply stopped; within the last moments of the
+        # run that is the deadline's doing, not a promise left unsettled.
+        if self.interrupted or self.left() <= _DEADLINE_SLACK:
             return "timeout"
         if self.context.memory().get("malloc_size", 0) >= self.memory_bytes * 3 // 4:
             return "memory"

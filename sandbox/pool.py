@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -216,6 +217,17 @@ class WorkerPool:
         with anyio.CancelScope(shield=True):
             for worker in workers:
                 await worker.kill()
+
+    def abandon(self) -> None:
+        """Kill every worker without awaiting (their event loop is gone); the pool cannot be used afterwards."""
+        self._closed = True
+        for worker in (*self._idle, *self._busy):
+            try:
+                os.kill(worker.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._idle.clear()
+        self._busy.clear()
 
     async def _spawn(self) -> Worker:
         process = await anyio.open_process(

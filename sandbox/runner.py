@@ -11,23 +11,31 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from sandbox._prelude import LINE_OFFSET
 from sandbox._protocol import ProtocolError
 from sandbox.errors import BusyError, CallError, LimitsError, SourceError
 from sandbox.limits import ScriptLimits
 from sandbox.pool import Worker, WorkerCrashError, WorkerPool, WorkerSetup
+from sandbox.results import (
+    CRASHED,
+    FAILURE_KINDS,
+    RESULT_KINDS,
+    ScriptFailure,
+    ScriptResult,
+    clean_text,
+    failure_from,
+    timeout_message,
+)
 
-__all__ = ["ErrorReporter", "FailureKind", "FunctionCaller", "Sandbox", "ScriptFailure", "ScriptResult"]
+__all__ = ["ErrorReporter", "FunctionCaller", "Sandbox"]
 
 logger = logging.getLogger("sandbox")
 
@@ -38,10 +46,6 @@ can catch it); any other exception reaches the script as a generic error and the
 ErrorReporter = Callable[[Exception], Awaitable[None]]
 """Receives failures the agent sees only as generic text: a crash in a host call, a worker that died."""
 
-FailureKind = Literal["error", "syntax", "result", "timeout", "memory", "stalled", "crashed"]
-"""Why a script failed: it threw, did not compile, returned too much, ran out of time or memory, waited on a
-promise nothing resolves, or its worker failed."""
-
 _WORKER_FAILURES = (
     ProtocolError,
     WorkerCrashError,
@@ -51,44 +55,6 @@ _WORKER_FAILURES = (
     anyio.ClosedResourceError,
     OSError,
 )
-_RESULT_KINDS = frozenset({"json", "text", "undefined"})
-_FAILURE_KINDS = frozenset({"error", "syntax", "result", "timeout", "memory", "stalled"})
-
-
-@dataclass(frozen=True, kw_only=True)
-class ScriptFailure:
-    """Why a script failed, with a message written for the agent; `name`, `status` and `body` come from the
-    uncaught JS error (a call error carries the REST status and body)."""
-
-    kind: FailureKind
-    message: str
-    name: str = ""
-    status: int | None = None
-    body: Any = None
-    function: str | None = None
-    stack: str = ""
-    #: The line of the script the error points at, when the engine says.
-    line: int | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class ScriptResult:
-    """What a run produced: the result (`text` as the agent reads it) or a failure, then the console lines."""
-
-    value: Any = None
-    #: The result as text: a string result as is, anything else as JSON, '' for undefined.
-    text: str = ""
-    failure: ScriptFailure | None = None
-    logs: tuple[str, ...] = ()
-    #: console lines not kept because of the caps.
-    dropped_logs: int = 0
-    calls: int = 0
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        """True when the script finished with a result."""
-        return self.failure is None
 
 
 @dataclass(kw_only=True)
@@ -118,8 +84,9 @@ class Sandbox:
     """Runs scripts that see the catalog functions `functions` ("module.function" names) and nothing else.
 
     One sandbox keeps a warm pool of `limits.max_concurrent` worker processes, started by `start()` (or the
-    first run) in the running event loop; `aclose()` kills them. A sandbox used from a new event loop starts a
-    new pool there.
+    first run) in the running event loop; `aclose()` kills them. Use a sandbox from one event loop: used from
+    another, it kills the first loop's workers without closing their pipes (asyncio warns about those) and
+    starts a new pool.
     """
 
     def __init__(self, functions: Iterable[str], limits: ScriptLimits | None = None) -> None:
@@ -150,8 +117,12 @@ class Sandbox:
 
     async def aclose(self) -> None:
         """Kill every worker; a later run starts a new pool."""
-        pool, self._pool, self._loop = self._pool, None, None
-        if pool is not None:
+        pool, loop, self._pool, self._loop = self._pool, self._loop, None, None
+        if pool is None:
+            return
+        if loop != anyio.lowlevel.current_token():
+            pool.abandon()  # its pipes belong to another event loop, which cannot be awaited from here
+        else:
             await pool.aclose()
 
     async def __aenter__(self) -> Sandbox:
@@ -175,6 +146,8 @@ class Sandbox:
         token = anyio.lowlevel.current_token()
         if self._pool is None or self._slots is None or self._loop != token:
             # A pool's pipes belong to the event loop that made them; a new loop gets its own pool.
+            if self._pool is not None:
+                self._pool.abandon()
             self._pool = WorkerPool(
                 self._setup, size=self.limits.max_concurrent, max_runs=self.limits.max_runs_per_worker
             )
@@ -228,9 +201,9 @@ class Sandbox:
             return outcome
         detail = await pool.discard(worker) if worker is not None else "no worker started"
         if outcome is None:
-            return self._finish(run, started, ScriptFailure(kind="timeout", message=_timeout(self.limits)))
+            return self._finish(run, started, ScriptFailure(kind="timeout", message=timeout_message(self.limits)))
         await _report(report, WorkerCrashError(f"a script's worker failed: {outcome}; {detail}"))
-        return self._finish(run, started, ScriptFailure(kind="crashed", message=_CRASHED))
+        return self._finish(run, started, ScriptFailure(kind="crashed", message=CRASHED))
 
     async def _session(self, worker: Worker, run: _Run, source: bytes, started: float) -> ScriptResult | str:
         """Run the script on `worker`, answering its calls; the result, or why the worker must go (a crash)."""
@@ -317,7 +290,7 @@ class Sandbox:
         kind = header.get("kind")
         run.dropped_logs += int(header.get("dropped_logs") or 0)
         calls = max(run.calls, int(header.get("calls") or 0))
-        if kind in _RESULT_KINDS:
+        if kind in RESULT_KINDS:
             if len(payload) > self.limits.max_result_bytes:
                 message = (
                     f"the result is {len(payload)} bytes, over the {self.limits.max_result_bytes}-byte limit; "
@@ -333,9 +306,9 @@ class Sandbox:
             elif kind == "text":
                 if not isinstance(value, str):
                     raise ProtocolError("the worker sent a text result that is not a string")
-                text = _clean(value)
+                text = clean_text(value)
             else:
-                text = payload.decode("ascii", "replace")
+                text = payload.decode("utf-8", "replace")
             return ScriptResult(
                 value=value,
                 text=text,
@@ -344,51 +317,10 @@ class Sandbox:
                 calls=calls,
                 seconds=time.monotonic() - started,
             )
-        if kind not in _FAILURE_KINDS:
+        failure = FAILURE_KINDS.get(str(kind))
+        if failure is None:
             raise ProtocolError(f"the worker ended a run with kind {kind!r}")
-        return self._finish(run, started, self._failure(kind, payload), calls=calls)
-
-    def _failure(self, kind: FailureKind, payload: bytes) -> ScriptFailure:
-        limits = self.limits
-        if kind == "timeout":
-            return ScriptFailure(kind=kind, message=_timeout(limits))
-        if kind == "memory":
-            return ScriptFailure(
-                kind=kind,
-                message=f"the script ran out of memory (the limit is {_mib(limits)} MiB); work on less data at a time",
-                name="InternalError",
-            )
-        if kind == "stalled":
-            return ScriptFailure(
-                kind=kind,
-                message="the script waited for a Promise that nothing resolves (every call it made was answered); "
-                "await only calls (api.*, call, callAll) and Promises the script resolves itself",
-            )
-        try:
-            info = json.loads(payload)
-        except ValueError:
-            info = None
-        if not isinstance(info, dict):
-            info = {}
-        name = _clean(str(info.get("name", "Error")))[:100]
-        message = _clean(str(info.get("message", "")))[:2000]
-        if message == "the script threw null":
-            # QuickJS throws null when it runs out of memory while building an error.
-            message += f"; if it builds large data, it may have run out of memory ({_mib(limits)} MiB)"
-        status = info.get("status") if isinstance(info.get("status"), int) else None
-        function = info.get("function") if isinstance(info.get("function"), str) else None
-        stack = _clean(str(info.get("stack", "")))[:2000]
-        line = _script_line(stack)
-        return ScriptFailure(
-            kind=kind,
-            message=message,
-            name=name,
-            status=status,
-            body=info.get("body"),
-            function=_clean(function) if function else None,
-            stack=_script_stack(stack),
-            line=line,
-        )
+        return self._finish(run, started, failure_from(failure, payload, self.limits), calls=calls)
 
     def _finish(self, run: _Run, started: float, failure: ScriptFailure, *, calls: int | None = None) -> ScriptResult:
         return ScriptResult(
@@ -398,46 +330,6 @@ class Sandbox:
             calls=run.calls if calls is None else calls,
             seconds=time.monotonic() - started,
         )
-
-
-_CRASHED = (
-    "the script's worker process stopped unexpectedly (the server reported it); run the script again, and if it "
-    "fails the same way, make it do less at once"
-)
-
-
-def _mib(limits: ScriptLimits) -> str:
-    return f"{limits.memory_bytes / (1024 * 1024):g}"
-
-
-def _timeout(limits: ScriptLimits) -> str:
-    return (
-        f"the script did not finish within {limits.timeout:g} s (the limit covers its calls too); make fewer or "
-        "smaller calls, run independent calls together with callAll, and avoid long loops"
-    )
-
-
-_STACK_LINE = re.compile(r"<input>:(\d+)")
-
-
-def _script_line(stack: str) -> int | None:
-    """The first line of the script a QuickJS stack names (lines of the prelude come before LINE_OFFSET)."""
-    for match in _STACK_LINE.finditer(stack):
-        line = int(match.group(1)) - LINE_OFFSET
-        if line > 0:
-            return line
-    return None
-
-
-def _script_stack(stack: str) -> str:
-    """The stack frames in the script, with their script lines; the prelude's frames are dropped."""
-    frames = []
-    for frame in stack.splitlines():
-        match = _STACK_LINE.search(frame)
-        if match and int(match.group(1)) > LINE_OFFSET:
-            line = int(match.group(1)) - LINE_OFFSET
-            frames.append(_STACK_LINE.sub(f"line {line}", frame).strip())
-    return "\n".join(frames)
 
 
 def _checked_source(source: object, max_bytes: int) -> bytes:
@@ -487,11 +379,6 @@ def _error(
             text = json.dumps(str(body), ensure_ascii=True)
         info["body"] = json.loads(text) if len(text) <= cap else text[:cap]
     return False, json.dumps(info, ensure_ascii=True)
-
-
-def _clean(text: str) -> str:
-    """`text` with unpaired surrogates (which JSON can carry from the guest) replaced by U+FFFD."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 async def _report(report: ErrorReporter | None, error: Exception) -> None:

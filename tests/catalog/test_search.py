@@ -3,6 +3,10 @@
 The query sets in `search_queries/` are task phrasings an agent could send, each with the function(s) the task
 needs; about a third share no word with the expected function's summary. The target is the needed function in
 the top 5 for 95% of phrasings; `FLOORS` holds what each API reaches today, so that no change lowers it.
+
+Those sets were used to tune the ranking, so they flatter it. The sets in `search_queries/heldout/` were written
+before the ranking was tuned against them (five of them for APIs with no tuning set at all) and measure how search
+does on tasks it has not seen; `HELDOUT_FLOORS` holds what each reaches today.
 """
 
 from __future__ import annotations
@@ -26,18 +30,37 @@ from tests.corpus import corpus_catalog
 
 QUERIES = Path(__file__).parent / "search_queries"
 QUERY_SETS = sorted(path.stem for path in QUERIES.glob("*.yaml"))
+HELDOUT = QUERIES / "heldout"
+HELDOUT_SETS = sorted(path.stem for path in HELDOUT.glob("*.yaml"))
 TOP = 5
 TARGET = 0.95
 #: The top-5 rate each API's query set reaches today (the target is TARGET everywhere).
 FLOORS = {
     "asana": 0.95,
-    "box": 0.95,
-    "discord": 0.95,
-    "github": 0.89,
-    "jira": 0.94,
+    "box": 0.97,
+    "discord": 0.96,
+    "github": 0.90,
+    "jira": 0.96,
     "pagerduty": 0.93,
     "stripe": 0.93,
-    "twilio": 0.92,
+    "twilio": 0.93,
+}
+
+#: The top-5 rate each held-out set reaches today (measured minus about one phrasing).
+HELDOUT_FLOORS = {
+    "asana": 0.80,
+    "box": 0.88,
+    "digitalocean": 0.63,
+    "discord": 0.78,
+    "github": 0.65,
+    "jira": 0.75,
+    "kubernetes": 0.50,
+    "openai": 0.68,
+    "pagerduty": 0.81,
+    "spotify": 0.81,
+    "stripe": 0.88,
+    "twilio": 0.81,
+    "zoom": 0.71,
 }
 
 SHOP: dict[str, Any] = {
@@ -68,21 +91,66 @@ SHOP: dict[str, Any] = {
 }
 
 
+_ID = [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}]
+#: A help desk whose name is also a word of its functions, with a bulk update, file uploads and webhooks.
+DESK: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "Acme Desk API", "version": "1"},
+    "paths": {
+        "/orders": {
+            "get": {"operationId": "listOrders", "tags": ["orders"], "summary": "List orders"},
+            "post": {"operationId": "createOrder", "tags": ["orders"], "summary": "Create an order"},
+            "put": {"operationId": "updateOrders", "tags": ["orders"], "summary": "Update orders"},
+        },
+        "/orders/{id}": {
+            "parameters": _ID,
+            "patch": {"operationId": "updateOrder", "tags": ["orders"], "summary": "Update an order"},
+        },
+        "/orders/{id}/files": {
+            "parameters": _ID,
+            "post": {"operationId": "uploadOrderFile", "tags": ["orders"], "summary": "Upload a file to an order"},
+        },
+        "/webhooks": {
+            "get": {"operationId": "listWebhooks", "tags": ["webhooks"], "summary": "List webhooks"},
+            "post": {"operationId": "createWebhook", "tags": ["webhooks"], "summary": "Create a webhook"},
+        },
+        "/acme-rooms": {"get": {"operationId": "listAcmeRooms", "tags": ["rooms"], "summary": "List Acme rooms"}},
+        "/meetings": {"post": {"operationId": "createMeeting", "tags": ["meetings"], "summary": "Create a meeting"}},
+    },
+}
+
+
 @dataclass(frozen=True)
 class Phrasing:
     query: str
     expect: tuple[str, ...]
 
 
-def query_set(name: str) -> tuple[str, list[Phrasing]]:
+def query_set(name: str, folder: Path = QUERIES) -> tuple[str, list[Phrasing]]:
     """The document a query set is for, and its phrasings."""
-    data = yaml.safe_load((QUERIES / f"{name}.yaml").read_text())
+    data = yaml.safe_load((folder / f"{name}.yaml").read_text())
     return data["document"], [Phrasing(item["q"], tuple(item["expect"])) for item in data["queries"]]
+
+
+def top_5_misses(document: str, phrasings: list[Phrasing]) -> list[str]:
+    """The phrasings whose needed function is not in the top 5, each with what came instead."""
+    index = SearchIndex(corpus_catalog(document))
+    misses = []
+    for phrasing in phrasings:
+        top = [function.name for function in index.rank(phrasing.query, limit=TOP)]
+        if not set(phrasing.expect) & set(top):
+            misses.append(f"{phrasing.query!r}: expected {' or '.join(phrasing.expect)}, got {', '.join(top)}")
+    return misses
 
 
 @pytest.fixture(scope="module")
 def shop() -> Catalog:
     return build_catalog(load_document(SHOP))
+
+
+@pytest.fixture(scope="module")
+def desk() -> Catalog:
+    return build_catalog(load_document(DESK))
 
 
 @pytest.fixture(scope="module")
@@ -96,16 +164,19 @@ def github() -> Catalog:
 @pytest.mark.parametrize("name", QUERY_SETS)
 def test_the_function_a_task_needs_is_in_the_top_5_for_most_phrasings(name: str) -> None:
     document, phrasings = query_set(name)
-    index = SearchIndex(corpus_catalog(document))
-    misses = []
-    for phrasing in phrasings:
-        top = [function.name for function in index.rank(phrasing.query, limit=TOP)]
-        if not set(phrasing.expect) & set(top):
-            misses.append(f"{phrasing.query!r}: expected {' or '.join(phrasing.expect)}, got {', '.join(top)}")
+    misses = top_5_misses(document, phrasings)
     rate = 1 - len(misses) / len(phrasings)
     assert rate >= FLOORS[name], f"{name}: top-{TOP} rate {rate:.1%} (target {TARGET:.0%}); misses:\n" + "\n".join(
         misses
     )
+
+
+@pytest.mark.parametrize("name", HELDOUT_SETS)
+def test_held_out_tasks_find_the_function_they_need_in_the_top_5(name: str) -> None:
+    document, phrasings = query_set(name, HELDOUT)
+    misses = top_5_misses(document, phrasings)
+    rate = 1 - len(misses) / len(phrasings)
+    assert rate >= HELDOUT_FLOORS[name], f"held-out {name}: top-{TOP} rate {rate:.1%}; misses:\n" + "\n".join(misses)
 
 
 def test_the_top_5_rate_over_all_query_sets_is_near_the_target() -> None:
@@ -136,6 +207,26 @@ def test_query_sets_name_real_functions_and_often_share_no_word_with_the_summary
     assert disjoint / len(phrasings) >= 0.25
 
 
+@pytest.mark.parametrize("name", HELDOUT_SETS)
+def test_held_out_sets_name_real_functions_and_a_third_share_no_word_with_the_summary(name: str) -> None:
+    document, phrasings = query_set(name, HELDOUT)
+    catalog = corpus_catalog(document)
+    assert len(phrasings) >= 30
+    disjoint = 0
+    for phrasing in phrasings:
+        for expected in phrasing.expect:
+            assert catalog.has_function(expected), f"held-out {name}: {phrasing.query!r} expects unknown {expected!r}"
+        summary = set(tokens(catalog.function(phrasing.expect[0]).summary))
+        disjoint += not summary & set(tokens(phrasing.query))
+    assert disjoint / len(phrasings) >= 1 / 3
+
+
+def test_held_out_sets_share_no_phrasing_with_the_tuning_sets() -> None:
+    tuning = {phrasing.query.lower() for name in QUERY_SETS for phrasing in query_set(name)[1]}
+    for name in HELDOUT_SETS:
+        assert not tuning & {phrasing.query.lower() for phrasing in query_set(name, HELDOUT)[1]}, name
+
+
 # -- ranking behaviour ---------------------------------------------------------------------------------------------
 
 
@@ -160,6 +251,29 @@ def test_search_understands_plurals_and_verb_forms(shop: Catalog) -> None:
 def test_search_ranks_the_exact_name_match_first(github: Catalog) -> None:
     assert search(github, "merge a pull request").functions[0].name == "pulls.merge"
     assert search(github, "create an issue").functions[0].name == "issues.create"
+
+
+def test_quoted_text_in_a_query_is_payload_not_what_it_asks_for(shop: Catalog) -> None:
+    assert search(shop, 'create an order with the note "list all customers"').functions[0].name == "orders.create_order"
+
+
+def test_the_apis_own_name_in_a_query_does_not_count(desk: Catalog) -> None:
+    assert search(desk, "schedule an Acme meeting").functions[0].name == "meetings.create_meeting"
+
+
+def test_a_file_name_in_a_query_stands_for_a_file(desk: Catalog) -> None:
+    assert search(desk, "attach invoice.pdf to an order").functions[0].name == "orders.upload_order_file"
+
+
+def test_acting_on_all_things_at_once_prefers_the_bulk_call_and_one_thing_the_single_call(desk: Catalog) -> None:
+    assert search(desk, "close all orders at once").functions[0].name == "orders.update_orders"
+    assert search(desk, "close an order").functions[0].name == "orders.update_order"
+    assert search(desk, "list all orders").functions[0].name == "orders.list_orders"
+
+
+def test_being_told_when_something_happens_creates_a_webhook(desk: Catalog) -> None:
+    for query in ("notify me when an order is paid", "tell my backend whenever a new order comes in"):
+        assert search(desk, query).functions[0].name == "webhooks.create_webhook", query
 
 
 def test_search_is_deterministic_across_runs_and_catalogs() -> None:

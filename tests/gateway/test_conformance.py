@@ -1,4 +1,6 @@
-"""MCP's conformance suite and MCP Inspector's CLI, from npm, against the toy endpoint on real uvicorn.
+"""MCP's conformance suite and MCP Inspector's CLI, from npm, on real uvicorn: against the toy endpoint (every
+tools-only scenario, with the tools the suite calls by name) and against the real gateway over the demo shop
+(every scenario that applies to a server whose tools are the gateway's own), over HTTP and over stdio.
 
 `scripts/install-node-tools` puts Node 22, `@modelcontextprotocol/conformance` and
 `@modelcontextprotocol/inspector` under `.tools/`; without that folder these tests are skipped.
@@ -9,13 +11,21 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import sys
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+import uvicorn
+from starlette.types import ASGIApp
 
+from gateway.app import Gateway
+from gateway.demo import ADMIN_KEY, create_app
 from gateway.errors import ToolError
 from gateway.server import McpEndpoint
 from gateway.tooling import EmbeddedResource, ImageContent, RequestInfo, TextContent, ToolResult, ToolSpec
@@ -219,21 +229,27 @@ def _results(output: Path) -> dict[str, list[dict[str, Any]]]:
     return results
 
 
-@pytest.mark.parametrize("version", SPEC_VERSIONS)
-async def test_the_conformance_suite_passes_every_scenario_a_tools_only_server_answers(
-    version: str, tmp_path: Path
+async def _run_suite(url: str, version: str, home: Path) -> tuple[dict[str, list[dict[str, Any]]], str]:
+    """Run every server scenario of the suite at `version` against `url`: the checks by scenario, and the log."""
+    output = home / "results"
+    command = [str(CONFORMANCE), "server", "--url", url, "--suite", "all", "--spec-version", version]
+    with anyio.fail_after(120):
+        # Exits non-zero for the scenarios that do not apply; the verdict is read from the results.
+        run = await anyio.run_process([*command, "-o", str(output)], check=False, env=_env(home))
+    return _results(output), run.stderr.decode(errors="replace")[-4000:]
+
+
+def _assert_passes(
+    results: dict[str, list[dict[str, Any]]],
+    log: str,
+    version: str,
+    applicable: Mapping[str, tuple[str, ...]],
+    not_applicable: Mapping[str, str],
 ) -> None:
-    output = tmp_path / "results"
-    async with serve_http(conformance_endpoint().http_app()) as base:
-        command = [str(CONFORMANCE), "server", "--url", f"{base}/mcp", "--suite", "all", "--spec-version", version]
-        with anyio.fail_after(120):
-            # Exits non-zero for the scenarios that do not apply; the verdict is read from the results below.
-            run = await anyio.run_process([*command, "-o", str(output)], check=False, env=_env(tmp_path))
-    log = run.stderr.decode(errors="replace")[-4000:]
-    results = _results(output)
-    unclassified = sorted(set(results) - APPLICABLE.keys() - NOT_APPLICABLE.keys())
+    """Every applicable scenario ran and passed, and the suite has no scenario the test has not sorted."""
+    unclassified = sorted(set(results) - applicable.keys() - not_applicable.keys())
     assert not unclassified, f"the suite has scenarios this test does not know; sort them: {unclassified}"
-    expected = sorted(name for name, versions in APPLICABLE.items() if version in versions)
+    expected = sorted(name for name, versions in applicable.items() if version in versions)
     assert sorted(set(expected) - results.keys()) == [], f"applicable scenarios did not run:\n{log}"
     failures = [
         f"{scenario} / {check['id']}: {check.get('errorMessage')}"
@@ -244,6 +260,15 @@ async def test_the_conformance_suite_passes_every_scenario_a_tools_only_server_a
     assert failures == []
     passed = [check for scenario in expected for check in results[scenario] if check["status"] == "SUCCESS"]
     assert passed
+
+
+@pytest.mark.parametrize("version", SPEC_VERSIONS)
+async def test_the_conformance_suite_passes_every_scenario_a_tools_only_server_answers(
+    version: str, tmp_path: Path
+) -> None:
+    async with serve_http(conformance_endpoint().http_app()) as base:
+        results, log = await _run_suite(f"{base}/mcp", version, tmp_path)
+    _assert_passes(results, log, version, APPLICABLE, NOT_APPLICABLE)
 
 
 async def _inspect(home: Path, *target_and_args: str) -> tuple[int, Any]:
@@ -295,3 +320,121 @@ async def test_inspector_lists_and_calls_the_tools_over_stdio(tmp_path: Path) ->
     assert [tool["name"] for tool in listing["tools"]] == [spec.name for spec in TOY_TOOLS]
     assert called_code == 0
     assert json.loads(called["content"][0]["text"])["transport"] == "stdio"
+
+
+# The real gateway: `Gateway` over the demo shop, as `mcp-gateway serve` runs it, one server for the module.
+
+#: Scenarios that call the suite's own test tools by name; the gateway's tools are its own.
+_SUITE_TOOL = "calls a test tool by name that only the toy endpoint has"
+NEEDS_SUITE_TOOLS: dict[str, str] = {
+    "tools-call-simple-text": _SUITE_TOOL,
+    "tools-call-image": _SUITE_TOOL,
+    "tools-call-embedded-resource": _SUITE_TOOL,
+    "tools-call-mixed-content": _SUITE_TOOL,
+    "tools-call-error": _SUITE_TOOL,
+    "json-schema-2020-12": _SUITE_TOOL,
+    "http-custom-header-server-validation": "calls a test tool with an x-mcp-header argument",
+}
+GATEWAY_APPLICABLE = {name: versions for name, versions in APPLICABLE.items() if name not in NEEDS_SUITE_TOOLS}
+
+
+@contextmanager
+def serve_in_thread(app: ASGIApp) -> Iterator[str]:
+    """Run `app` on uvicorn on 127.0.0.1 in a thread of its own (so one server can outlive a test); yields its URL."""
+    started = threading.Event()
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            try:
+                await super().startup(sockets)
+            finally:
+                started.set()
+
+        @contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # Signal handlers can only be installed in the main thread; pytest owns them anyway.
+            yield
+
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on", access_log=False)
+    server = Server(config)
+    thread = threading.Thread(target=server.run, name="gateway-uvicorn", daemon=True)
+    thread.start()
+    try:
+        assert started.wait(timeout=30) and server.started, "uvicorn did not start; see its log above"
+        yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def demo_gateway() -> Gateway:
+    """The gateway `mcp-gateway serve` runs by default: the demo shop, in-process, whoami set."""
+    return Gateway(app=create_app(), whoami="users.get_current_user", name="demo-shop")
+
+
+@pytest.fixture(scope="module")
+def gateway_url() -> Iterator[str]:
+    with serve_in_thread(demo_gateway().standalone()) as base:
+        yield f"{base}/mcp"
+
+
+GATEWAY_TOOLS = [spec.name for spec in demo_gateway().tools()]
+DEMO_STDIO = [sys.executable, "-m", "gateway.cli", "stdio"]
+
+
+@pytest.mark.parametrize("version", SPEC_VERSIONS)
+async def test_the_conformance_suite_passes_every_scenario_that_applies_to_the_gateway(
+    version: str, gateway_url: str, tmp_path: Path
+) -> None:
+    results, log = await _run_suite(gateway_url, version, tmp_path)
+    _assert_passes(results, log, version, GATEWAY_APPLICABLE, {**NOT_APPLICABLE, **NEEDS_SUITE_TOOLS})
+
+
+def _assert_gateway_tools_listed(listing: Any) -> None:
+    tools = listing["tools"]
+    assert [tool["name"] for tool in tools] == GATEWAY_TOOLS
+    for tool in tools:
+        assert tool["title"] and tool["annotations"]["title"] == tool["title"]
+        hints = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+        assert all(isinstance(tool["annotations"][hint], bool) for hint in hints), tool["name"]
+
+
+def _first_text(result: Any) -> str:
+    assert result.get("isError") is not True, result
+    text = result["content"][0]["text"]
+    assert isinstance(text, str)
+    return text
+
+
+async def test_inspector_lists_searches_and_calls_the_gateway_over_http(gateway_url: str, tmp_path: Path) -> None:
+    listed_code, listing = await _inspect(tmp_path, gateway_url, "--method", "tools/list", "--strict")
+    call = [gateway_url, "--method", "tools/call"]
+    found_code, found = await _inspect(
+        tmp_path, *call, "--tool-name", "search_functions", "--tool-arg", "query=cancel an order"
+    )
+    auth = ["--header", f"Authorization: Bearer {ADMIN_KEY}"]
+    who_code, who = await _inspect(tmp_path, *call, "--tool-name", "whoami", *auth)
+    assert (listed_code, found_code, who_code) == (0, 0, 0)
+    _assert_gateway_tools_listed(listing)
+    assert _first_text(found).splitlines()[0].startswith("orders.cancel_order(")
+    assert json.loads(_first_text(who))["name"] == "Alice Martin"
+
+
+async def test_inspector_lists_searches_and_calls_the_gateway_over_stdio(tmp_path: Path) -> None:
+    server = [*DEMO_STDIO, "--cwd", str(REPO), "-e", f"MCP_GATEWAY_TOKEN={ADMIN_KEY}"]
+    listed_code, listing = await _inspect(tmp_path, *server, "--method", "tools/list")
+    found_code, found = await _inspect(
+        tmp_path,
+        *server,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "search_functions",
+        "--tool-arg",
+        "query=cancel an order",
+    )
+    who_code, who = await _inspect(tmp_path, *server, "--method", "tools/call", "--tool-name", "whoami")
+    assert (listed_code, found_code, who_code) == (0, 0, 0)
+    _assert_gateway_tools_listed(listing)
+    assert _first_text(found).splitlines()[0].startswith("orders.cancel_order(")
+    assert json.loads(_first_text(who))["name"] == "Alice Martin"

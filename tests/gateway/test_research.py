@@ -169,6 +169,15 @@ async def test_every_catalog_url_points_at_an_entry_of_the_served_reference_page
     assert [fragment for fragment in sorted(fragments) if f'id="{fragment}"' not in page] == []
 
 
+async def test_with_a_served_reference_page_urls_use_the_host_the_client_called() -> None:
+    app, _ = make_gateway(True, reference_path="/reference")
+    async with connect(app) as client:
+        hits = search_results(await client.call_tool("search", {"query": "cancel an order"}))
+        fetched = document(await client.call_tool("fetch", {"id": hits[0]["id"]}))
+    assert all(hit["url"].startswith("http://localhost/reference#") for hit in hits)
+    assert fetched["url"] == hits[0]["url"]
+
+
 async def test_search_puts_the_term_the_query_names_first() -> None:
     app, _ = make_gateway(True)
     async with connect(app) as client:

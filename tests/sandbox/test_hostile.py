@@ -27,8 +27,14 @@ HOSTILE: dict[str, tuple[str, set[FailureKind]]] = {
     "loop in toString": ("String({ toString() { for (;;) {} } })", {"timeout"}),
     "loop in a thenable result": ("return { then() { for (;;) {} } }", {"timeout"}),
     "microtask flood": (
-        "const loop = () => Promise.resolve().then(loop); loop(); await new Promise(() => {})",
+        "function spin() { Promise.resolve().then(spin) }\nspin(); await new Promise(() => {})",
         {"timeout"},
+    ),
+    # Each link waits for the next, so the chain grows until it runs out of memory or time; out of memory inside
+    # a promise job, QuickJS may reject with null instead of an error (reported as "threw null", with a hint).
+    "promise chain flood": (
+        "const loop = () => Promise.resolve().then(loop); await loop()",
+        {"timeout", "memory", "error"},
     ),
     "await loop": ("for (;;) await null", {"timeout"}),
     "loop that catches async interrupts": (

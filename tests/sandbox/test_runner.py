@@ -151,6 +151,11 @@ async def test_a_syntax_error_names_the_line(sandbox: Sandbox, shop: Shop) -> No
     assert (result.failure.kind, result.failure.name, result.failure.line) == ("syntax", "SyntaxError", 2)
 
 
+async def test_deep_recursion_throws_an_error_the_script_can_catch(sandbox: Sandbox, shop: Shop) -> None:
+    source = "function down(n) { return down(n + 1) + 1 }\ntry { down(0) } catch (e) { return [e.name, e.message] }"
+    assert (await sandbox.run(source, shop)).value == ["InternalError", "stack overflow"]
+
+
 async def test_a_thrown_value_that_is_not_an_error_is_described(sandbox: Sandbox, shop: Shop) -> None:
     result = await sandbox.run("throw {code: 7}", shop)
     assert result.failure is not None

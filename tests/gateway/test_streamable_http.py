@@ -1,0 +1,157 @@
+"""The HTTP transport's single-exchange path answers exactly what the SDK's own stateless transport answers.
+
+Each request goes to the toy endpoint twice, in-process through httpx2: once with `single_exchange` on (the
+default: tools/call and tools/list skip the SDK's per-request session manager) and once with it off (every
+request through the SDK's `StreamableHTTPSessionManager`). Status, Content-Type and body must match.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import httpx2
+import pytest
+from starlette.types import Receive, Scope, Send
+
+from gateway.streamable_http import StreamableHttpApp, TransportSecurity
+from tests.gateway.conftest import toy_endpoint
+
+pytestmark = pytest.mark.anyio
+
+JSON_HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+
+
+def _call(name: str, arguments: Any, request_id: Any = 1, **params: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, **params},
+    }
+
+
+class _Counting(StreamableHttpApp):
+    """Counts the requests handed to the SDK's own transport."""
+
+    handed_over = 0
+
+    async def _serve_sdk(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self.handed_over += 1
+        await super()._serve_sdk(scope, receive, send)
+
+
+async def _both(
+    body: bytes, headers: dict[str, str], *, handed_over: int, max_body_bytes: int = 4096
+) -> list[tuple[Any, ...]]:
+    """(status, content type, body) from the single-exchange app and from the SDK-only app."""
+    answers = []
+    endpoint = toy_endpoint()
+    for single_exchange in (True, False):
+        app = _Counting(
+            endpoint, security=TransportSecurity(), max_body_bytes=max_body_bytes, single_exchange=single_exchange
+        )
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app), base_url="http://localhost") as http:
+            response = await http.post("/mcp", content=body, headers=headers)
+        answers.append((response.status_code, response.headers.get("content-type"), response.content))
+        assert app.handed_over == (handed_over if single_exchange else 1)
+    return answers
+
+
+CALLS = {
+    "text and structured content": _call("echo", {"text": "hi", "shout": True}),
+    "a string id": _call("echo", {"text": "hi"}, request_id="call-7"),
+    "id zero": _call("echo", {"text": "hi"}, request_id=0),
+    "a progress token": _call("echo", {"text": "hi"}, _meta={"progressToken": "p1"}),
+    "a tool error": _call("refuse", {}),
+    "a crashing tool": _call("crash", {}),
+    "invalid arguments": _call("echo", {"shout": "loud"}),
+    "arguments that are not an object": _call("echo", "hi"),
+    "an unknown tool": _call("nope", {}),
+    "images and binary content": _call("picture", {}),
+    "the request's headers": _call("whoami", {}),
+    "tools/list": {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+}
+
+
+@pytest.mark.parametrize("version", [None, "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+@pytest.mark.parametrize("case", list(CALLS))
+async def test_the_single_exchange_path_answers_byte_for_byte_what_the_sdk_answers(
+    case: str, version: str | None
+) -> None:
+    headers = {**JSON_HEADERS, "authorization": "Bearer t0k3n", "x-forwarded-for": "203.0.113.9"}
+    if version is not None:
+        headers["mcp-protocol-version"] = version
+    fast, sdk = await _both(json.dumps(CALLS[case]).encode(), headers, handed_over=0)
+    assert fast == sdk
+    assert fast[0] == 200 and fast[1] == "application/json"
+
+
+# Requests the single-exchange path hands over to the SDK, after reading (and replaying) the body or not.
+HANDED_OVER = {
+    "a ping": ({}, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()),
+    "initialize": (
+        {},
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        ).encode(),
+    ),
+    "a notification": ({}, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()),
+    "malformed JSON": ({}, b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call"'),
+    "a batch": ({}, json.dumps([_call("echo", {"text": "hi"})]).encode()),
+    "a bad envelope": ({}, json.dumps({"jsonrpc": "1.0", "id": 1, "method": "tools/call"}).encode()),
+    "an Accept without JSON": ({"accept": "text/event-stream"}, json.dumps(_call("echo", {"text": "hi"})).encode()),
+    "a Content-Type that is not JSON": (
+        {"content-type": "text/plain"},
+        json.dumps(_call("echo", {"text": "hi"})).encode(),
+    ),
+    "an unknown protocol version": (
+        {"mcp-protocol-version": "1999-01-01"},
+        json.dumps(_call("echo", {"text": "hi"})).encode(),
+    ),
+    "an oversized body": ({}, json.dumps(_call("echo", {"text": "x" * 5000})).encode()),
+}
+
+
+@pytest.mark.parametrize("case", list(HANDED_OVER))
+async def test_requests_outside_the_single_exchange_path_get_the_sdks_own_answer(case: str) -> None:
+    extra, body = HANDED_OVER[case]
+    fast, sdk = await _both(body, {**JSON_HEADERS, "mcp-protocol-version": "2025-11-25", **extra}, handed_over=1)
+    assert fast == sdk
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@pytest.mark.parametrize(
+    ("method_header", "status"), [("tools/call", 200), ("tools/list", 400)], ids=["a call", "a mismatched Mcp-Method"]
+)
+async def test_a_2026_07_28_request_gets_the_answer_the_sdks_manager_gives(method_header: str, status: int) -> None:
+    body = json.dumps(_call("echo", {"text": "hi"}, _meta=MODERN_META)).encode()
+    headers = {**JSON_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": method_header, "mcp-name": "echo"}
+    fast, sdk = await _both(body, headers, handed_over=1)
+    assert fast == sdk
+    assert fast[0] == status
+
+
+async def test_a_per_request_session_manager_logs_nothing_at_info(caplog: pytest.LogCaptureFixture) -> None:
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    with caplog.at_level(logging.DEBUG, logger="mcp"):
+        fast, _ = await _both(body, {**JSON_HEADERS, "mcp-protocol-version": "2025-11-25"}, handed_over=1)
+    assert fast[0] == 200
+    noisy = [r.getMessage() for r in caplog.records if r.name.startswith("mcp.server.streamable_http")]
+    assert [m for m in noisy if "session manager" in m or "Terminating session" in m] == []
