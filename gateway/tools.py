@@ -152,9 +152,11 @@ def _promoted_spec(function: Function, *, additive: bool) -> ToolSpec:
 def instructions_for(catalog: Catalog, operator: str) -> str:
     """The server instructions: the operator's paragraph, then the modules and how to use the tools."""
     count = len(catalog.functions())
+    title = catalog.title.strip()
+    api = f"the {title}" if title.lower() == "api" or title.lower().endswith(" api") else f"the {title} API"
     parts = [operator.strip()] if operator.strip() else []
     parts.append(
-        f"This server gives access to the {catalog.title} API: {count} functions in {len(catalog.modules)} modules. "
+        f"This server gives access to {api}: {count} functions in {len(catalog.modules)} modules. "
         "To do a task: 1) search_functions with the task in a few words (or a module name) to find functions; "
         "2) describe_function with their names for the exact arguments; 3) call_function with the name and args. "
         "explain_term tells what a data type or concept means; whoami tells who the caller is."
