@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import jsonschema
 import pytest
 
@@ -96,3 +98,20 @@ def test_the_multi_file_digitalocean_tree_gives_the_same_catalog_as_its_bundled_
     ]
     assert [t["name"] for t in multifile["terms"]] == [t["name"] for t in bundled["terms"]]
     assert _numbers_as_floats(multifile) == _numbers_as_floats(bundled)
+
+
+def test_snapshots_are_identical_whatever_the_hash_seed() -> None:
+    import subprocess
+    import sys
+
+    document = str(corpus_path("discord-api.json"))
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-m", "gateway.cli", "catalog", "snapshot", document],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outputs) == 1
