@@ -102,6 +102,14 @@ class Gateway:
         self.name = name or self.catalog.title
         self.version = version or self.catalog.version or "0"
         self.auth = auth or bearer_passthrough()
+        if app is None and upstream is None:
+            # A spec alone: call the API where the document says it lives (its first absolute server URL).
+            upstream = next(
+                (url for url in self.catalog.servers if url.startswith(("http://", "https://")) and "{" not in url),
+                None,
+            )
+        #: Where calls go: the app in-process, or an upstream base URL (given, or the document's first server).
+        self.upstream = upstream
         self.transport = Transport(app=app, upstream=upstream, timeout=timeout) if app or upstream else None
         self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=timeout)
         #: The run_script tool when `script` is given; it owns the sandbox's worker processes (see lifespan()).

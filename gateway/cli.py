@@ -196,7 +196,7 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         "--upstream",
         default=os.environ.get("MCP_GATEWAY_UPSTREAM"),
         metavar="URL",
-        help="base URL of a remote REST API to call over HTTP (needs --spec)",
+        help="base URL of a remote REST API to call over HTTP (needs --spec; default: its first absolute server URL)",
     )
     parser.add_argument("--name", default=os.environ.get("MCP_GATEWAY_NAME"), help="server name shown to clients")
     parser.add_argument("--instructions", default=_env("INSTRUCTIONS", ""), help="a paragraph about the API")

@@ -390,3 +390,17 @@ async def test_an_owned_app_gets_its_lifespan_state_in_every_call() -> None:
     gateway = Gateway(app=rest)
     async with gateway.lifespan():
         assert await gateway.call({}, "t.answer", {}) == {"answer": 42}
+
+
+async def test_a_spec_alone_calls_the_api_at_the_documents_first_absolute_server() -> None:
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "Remote", "version": "1"},
+        "servers": [{"url": "https://{region}.example.com"}, {"url": "https://api.example.com/v2"}],
+        "paths": {
+            "/ping": {"get": {"operationId": "ping", "tags": ["t"], "responses": {"200": {"description": "ok"}}}}
+        },
+    }
+    assert Gateway(spec=document).upstream == "https://api.example.com/v2"
+    assert Gateway(spec=document, upstream="http://127.0.0.1:9").upstream == "http://127.0.0.1:9"
+    assert Gateway(spec={**document, "servers": [{"url": "/relative"}]}).upstream is None
