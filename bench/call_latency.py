@@ -45,9 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-FASTMCP_PYTHON = BENCH / ".venv-bench" / "bin" / "python"
+from _competitor import REPO, ensure_fastmcp
+
 PROTOCOL_VERSION = "2025-11-25"
 ORDER_ID = 3
 #: Issue #3: median call_function latency at most 1.5x the direct REST call; throughput at least FastMCP's.
@@ -379,15 +378,6 @@ def report(results: Sequence[Result], *, calls: int, concurrency: int, duration:
             f"{best_fastmcp:.0f} calls/s ({'met' if met else 'NOT MET'})"
         )
     return "\n".join(lines)
-
-
-def ensure_fastmcp() -> Path:
-    """The competitor's interpreter, running bench/setup.sh first when FastMCP or FastAPI is missing there."""
-    probe = [str(FASTMCP_PYTHON), "-c", "import fastmcp, fastapi, jsonschema"]
-    if not FASTMCP_PYTHON.exists() or subprocess.run(probe, capture_output=True, check=False).returncode != 0:
-        print("bench/.venv-bench lacks FastMCP or FastAPI: running bench/setup.sh", file=sys.stderr)
-        subprocess.run(["bash", str(BENCH / "setup.sh")], check=True)
-    return FASTMCP_PYTHON
 
 
 async def run(args: argparse.Namespace) -> int:

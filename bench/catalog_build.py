@@ -32,18 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+from _competitor import DEFAULT_CORPUS, REPO, ensure_fastmcp
+
 Side = Literal["ours", "fastmcp"]
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-DEFAULT_CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", REPO.parent / "shared" / "corpus" / "specs"))
 MULTIFILE = "digitalocean-public-v2.multifile"
 MULTIFILE_ENTRY = Path("specification") / "DigitalOcean-public.v2.yaml"
 #: Swagger 2.0 documents: our loader refuses them on purpose and FastMCP mis-parses them, so nothing to compare.
 SKIPPED = frozenset({"oai-uber-swagger2.json", "slack-web-swagger2.json"})
 QUICK_BYTES = 1_000_000
-FASTMCP_VENV = BENCH / ".venv-bench"
-FASTMCP_PYTHON = FASTMCP_VENV / "bin" / "python"
 MIB = 1024.0  # ru_maxrss is in KiB on Linux
 
 #: Built by both sides before the baseline, so lazy imports inside a build are counted as import time.
@@ -462,14 +459,6 @@ def _targets(rows: Sequence[Row], summaries: Sequence[Mapping[str, Any]]) -> lis
 
 def _ok(met: bool) -> str:
     return "met" if met else "NOT MET"
-
-
-def ensure_fastmcp() -> Path:
-    """The competitor's interpreter, running bench/setup.sh first when its venv is missing."""
-    if not FASTMCP_PYTHON.exists():
-        print("bench/.venv-bench missing: running bench/setup.sh to install FastMCP", file=sys.stderr)
-        subprocess.run(["bash", str(BENCH / "setup.sh")], check=True)
-    return FASTMCP_PYTHON
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -24,12 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+from _competitor import DEFAULT_CORPUS, REPO, ensure_fastmcp
+
 Side = Literal["ours", "fastmcp"]
 
-BENCH = Path(__file__).resolve().parent
-REPO = BENCH.parent
-DEFAULT_CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", REPO.parent / "shared" / "corpus" / "specs"))
-FASTMCP_PYTHON = BENCH / ".venv-bench" / "bin" / "python"
 #: The largest documents of the corpus, by name and file.
 DOCUMENTS = {
     "github": "github-api.github.com.json",
@@ -205,14 +203,6 @@ def report(rows: Sequence[Row]) -> str:
                 f"({theirs.get('largest_tool_bytes', 0) / 1024:,.1f} KiB)"
             )
     return "\n".join([render_table(table), "", *notes])
-
-
-def ensure_fastmcp() -> Path:
-    """The competitor's interpreter, running bench/setup.sh first when its venv is missing."""
-    if not FASTMCP_PYTHON.exists():
-        print("bench/.venv-bench missing: running bench/setup.sh to install FastMCP", file=sys.stderr)
-        subprocess.run(["bash", str(BENCH / "setup.sh")], check=True)
-    return FASTMCP_PYTHON
 
 
 def main(argv: Sequence[str] | None = None) -> int:
