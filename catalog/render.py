@@ -6,7 +6,7 @@ Tools, snapshots and the reference page all render through here, so they agree t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from catalog._refs import RefResolver
@@ -306,8 +306,3 @@ def _merged_properties(catalog: Catalog, schema: Any, depth: int) -> tuple[dict[
 def _first_line(text: str, *, limit: int = 160) -> str:
     line = " ".join(text.strip().split("\n", 1)[0].split())
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
-
-
-def render_names(names: Sequence[str]) -> str:
-    """A comma-separated list of names for error messages."""
-    return ", ".join(names)

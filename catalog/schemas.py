@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from catalog._refs import SCHEMA_PREFIX, RefResolver, encode_pointer_token
+from catalog._refs import RefResolver, encode_pointer_token
 from catalog.errors import SchemaTooLargeError
 
 __all__ = ["DEFAULT_MAX_SCHEMA_NODES", "SchemaSpace", "count_nodes", "defs_ref"]
@@ -224,8 +224,3 @@ def _apply_30_semantics(source: Mapping[str, Any], out: JSONSchema) -> None:
             out["type"] = [*kind, "null"]
         if isinstance(out.get("enum"), list) and None not in out["enum"]:
             out["enum"] = [*out["enum"], None]
-
-
-def is_named_schema_ref(value: Any) -> bool:
-    """True when `value` is exactly a ref to a component schema."""
-    return isinstance(value, Mapping) and isinstance(value.get("$ref"), str) and value["$ref"].startswith(SCHEMA_PREFIX)

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import jsonschema
 
+from catalog.errors import UnknownNameError
 from catalog.model import Catalog, Function
 from gateway.dispatch import HttpResponse, Transport, build_request
 from gateway.errors import ArgumentError, RestError, ToolError
@@ -40,8 +41,6 @@ class Dispatcher:
 
     def function(self, name: str) -> Function:
         """The catalog function; ToolError with the closest names when unknown."""
-        from catalog.errors import UnknownNameError
-
         try:
             return self.catalog.function(name)
         except UnknownNameError as error:

@@ -10,7 +10,7 @@ import base64
 import binascii
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 from urllib.parse import quote, unquote
 
@@ -110,7 +110,7 @@ def _with_body(
     if lowered.startswith(_FORM):
         pairs = _form_pairs("", body) if isinstance(body, Mapping) else [("body", _scalar(body))]
         encoded = "&".join(f"{quote(k, safe='[]')}={quote(v, safe='')}" for k, v in pairs)
-        return _replace(base, content=encoded.encode(), content_type=_FORM)
+        return replace(base, content=encoded.encode(), content_type=_FORM)
     if lowered.startswith(_MULTIPART):
         if not isinstance(body, Mapping):
             raise ArgumentError("the multipart body must be an object of form fields", args=("body",))
@@ -123,18 +123,12 @@ def _with_body(
                 data.extend((name, _scalar(item)) for item in value)
             else:
                 data.append((name, _scalar(value)))
-        return _replace(base, data=tuple(data), files=tuple(files))
+        return replace(base, data=tuple(data), files=tuple(files))
     if "json" in lowered:
-        return _replace(base, content=json.dumps(body, ensure_ascii=False).encode(), content_type=media)
+        return replace(base, content=json.dumps(body, ensure_ascii=False).encode(), content_type=media)
     if lowered.startswith("text/"):
-        return _replace(base, content=_scalar(body).encode(), content_type=media)
-    return _replace(base, content=_file("body", body)[1], content_type=media)
-
-
-def _replace(request: RestRequest, **changes: Any) -> RestRequest:
-    from dataclasses import replace
-
-    return replace(request, **changes)
+        return replace(base, content=_scalar(body).encode(), content_type=media)
+    return replace(base, content=_file("body", body)[1], content_type=media)
 
 
 def _is_file(value: Any) -> bool:

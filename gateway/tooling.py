@@ -7,7 +7,6 @@ called in-process (`McpEndpoint.call_tool`) exactly as a client sees them over M
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -15,6 +14,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 
 import jsonschema
 
+from catalog.naming import is_valid_tool_name
 from gateway.errors import ConfigError
 
 __all__ = [
@@ -29,9 +29,6 @@ __all__ = [
     "ToolSpec",
     "validator_for",
 ]
-
-# Claude's and OpenAI's tool-name rule, stricter than MCP 2025-11-25's (which also allows "." and 128 chars).
-_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 
 def validator_for(schema: dict[str, Any]) -> type[jsonschema.protocols.Validator]:
@@ -80,7 +77,7 @@ class ToolSpec:
     open_world: bool
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not _TOOL_NAME.match(self.name):
+        if not isinstance(self.name, str) or not is_valid_tool_name(self.name):
             raise ConfigError(f"tool name {self.name!r} must match ^[a-zA-Z0-9_-]{{1,64}}$ (letters, digits, _ and -)")
         if not self.title.strip():
             raise ConfigError(f"tool {self.name!r}: title must not be empty; clients show it to people")
