@@ -4,9 +4,11 @@ The query sets in `search_queries/` are task phrasings an agent could send, each
 needs; about a third share no word with the expected function's summary. The target is the needed function in
 the top 5 for 95% of phrasings; `FLOORS` holds what each API reaches today, so that no change lowers it.
 
-Those sets were used to tune the ranking, so they flatter it. The sets in `search_queries/heldout/` were written
-before the ranking was tuned against them (five of them for APIs with no tuning set at all) and measure how search
-does on tasks it has not seen; `HELDOUT_FLOORS` holds what each reaches today.
+Those sets were used to tune the ranking, so they flatter it; so were the sets in `search_queries/round2/`, held
+out at first and used for tuning from 2026-11-30 on (`ROUND2_FLOORS`). The sets in `search_queries/heldout/` were
+written by a tester who saw only the catalog listings, before any ranking change was measured on them, for 19
+APIs (eight of them with no other set): they measure how search does on tasks it has not seen, and
+`HELDOUT_FLOORS` holds what each reaches today. Rankings are tuned on the first two groups only.
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ FLOORS = {
     "twilio": 0.93,
 }
 
-#: The top-5 rate each held-out set reaches today (measured minus about one phrasing).
-HELDOUT_FLOORS = {
+#: The top-5 rate each second-round set reaches today (measured minus about one phrasing).
+ROUND2 = QUERIES / "round2"
+ROUND2_SETS = sorted(path.stem for path in ROUND2.glob("*.yaml"))
+ROUND2_FLOORS = {
     "asana": 0.80,
     "box": 0.88,
     "digitalocean": 0.63,
@@ -61,6 +65,29 @@ HELDOUT_FLOORS = {
     "stripe": 0.88,
     "twilio": 0.81,
     "zoom": 0.71,
+}
+
+#: The top-5 rate each held-out set reaches today (measured minus about one phrasing).
+HELDOUT_FLOORS = {
+    "airflow": 0.80,
+    "asana": 0.82,
+    "box": 0.79,
+    "chroma": 0.80,
+    "digitalocean": 0.70,
+    "discord": 0.79,
+    "github": 0.76,
+    "jira": 0.79,
+    "kubernetes": 0.53,
+    "litellm": 0.53,
+    "lnbits": 0.76,
+    "mlflow": 0.84,
+    "openai": 0.73,
+    "phoenix": 0.91,
+    "prefect": 0.80,
+    "stripe": 0.76,
+    "twilio_messaging": 0.75,
+    "zenml": 0.73,
+    "zoom": 0.70,
 }
 
 SHOP: dict[str, Any] = {
@@ -171,6 +198,14 @@ def test_the_function_a_task_needs_is_in_the_top_5_for_most_phrasings(name: str)
     )
 
 
+@pytest.mark.parametrize("name", ROUND2_SETS)
+def test_second_round_tasks_find_the_function_they_need_in_the_top_5(name: str) -> None:
+    document, phrasings = query_set(name, ROUND2)
+    misses = top_5_misses(document, phrasings)
+    rate = 1 - len(misses) / len(phrasings)
+    assert rate >= ROUND2_FLOORS[name], f"round-2 {name}: top-{TOP} rate {rate:.1%}; misses:\n" + "\n".join(misses)
+
+
 @pytest.mark.parametrize("name", HELDOUT_SETS)
 def test_held_out_tasks_find_the_function_they_need_in_the_top_5(name: str) -> None:
     document, phrasings = query_set(name, HELDOUT)
@@ -207,22 +242,38 @@ def test_query_sets_name_real_functions_and_often_share_no_word_with_the_summary
     assert disjoint / len(phrasings) >= 0.25
 
 
-@pytest.mark.parametrize("name", HELDOUT_SETS)
-def test_held_out_sets_name_real_functions_and_a_third_share_no_word_with_the_summary(name: str) -> None:
-    document, phrasings = query_set(name, HELDOUT)
+@pytest.mark.parametrize("name", ROUND2_SETS)
+def test_second_round_sets_name_real_functions_and_a_third_share_no_word_with_the_summary(name: str) -> None:
+    document, phrasings = query_set(name, ROUND2)
     catalog = corpus_catalog(document)
     assert len(phrasings) >= 30
     disjoint = 0
     for phrasing in phrasings:
         for expected in phrasing.expect:
-            assert catalog.has_function(expected), f"held-out {name}: {phrasing.query!r} expects unknown {expected!r}"
+            assert catalog.has_function(expected), f"round-2 {name}: {phrasing.query!r} expects unknown {expected!r}"
         summary = set(tokens(catalog.function(phrasing.expect[0]).summary))
         disjoint += not summary & set(tokens(phrasing.query))
-    assert disjoint / len(phrasings) >= 1 / 3
+    assert disjoint / len(phrasings) >= 0.3
+
+
+def test_held_out_sets_name_real_functions_and_a_fifth_share_no_word_with_the_summary() -> None:
+    disjoint = total = 0
+    for name in HELDOUT_SETS:
+        document, phrasings = query_set(name, HELDOUT)
+        catalog = corpus_catalog(document)
+        assert len(phrasings) >= 20, name
+        for phrasing in phrasings:
+            for expected in phrasing.expect:
+                assert catalog.has_function(expected), f"held-out {name}: {phrasing.query!r} expects {expected!r}"
+            summary = set(tokens(catalog.function(phrasing.expect[0]).summary))
+            disjoint += not summary & set(tokens(phrasing.query))
+        total += len(phrasings)
+    assert disjoint / total >= 0.2
 
 
 def test_held_out_sets_share_no_phrasing_with_the_tuning_sets() -> None:
     tuning = {phrasing.query.lower() for name in QUERY_SETS for phrasing in query_set(name)[1]}
+    tuning |= {phrasing.query.lower() for name in ROUND2_SETS for phrasing in query_set(name, ROUND2)[1]}
     for name in HELDOUT_SETS:
         assert not tuning & {phrasing.query.lower() for phrasing in query_set(name, HELDOUT)[1]}, name
 
