@@ -170,6 +170,8 @@ class FunctionIndex:
         self.actions: tuple[Intent, ...] = tuple(
             _action(function, leading) for function, leading in zip(self.functions, self.leading, strict=True)
         )
+        #: What makes each function the same call as another at another route (`/v1/chat` and `/chat`), or None.
+        self.routes: tuple[tuple[str, ...] | None, ...] = tuple(_route_key(function) for function in self.functions)
         #: The stem of the API's own name ("zoom" for the Zoom API): in a query it names the API, not a function.
         self.brand: frozenset[str] = _brand(catalog.title)
         self.modules: tuple[Module, ...] = catalog.modules
@@ -189,9 +191,35 @@ class FunctionIndex:
     def score(self, query: Query, module: str | None, limit: int | None) -> list[tuple[Function, float]]:
         """The best `limit` functions for `query` (all when None) within `module` (any when None), with scores.
 
-        Best first; equal scores (to 9 decimals) in name order, so the ranking is the same on every run.
+        Best first; equal scores (to 9 decimals) in name order, so the ranking is the same on every run. A function
+        that is another route to one ranked above it (same module, method, summary and resource: `/v1/chat` and
+        `/chat`) comes after every function that is not, so the first hits are all different calls.
         """
         query = self._unbranded(query)
+        fetch = None if limit is None else 2 * limit + 5
+        ranked = self._ranked(query, module, fetch)
+        distinct, routes = self._distinct(ranked)
+        if limit is not None and len(distinct) < limit and len(ranked) == fetch:
+            distinct, routes = self._distinct(self._ranked(query, module, None))
+        return (distinct + routes)[:limit]
+
+    def _distinct(self, ranked: list[tuple[int, float]]) -> tuple[list[tuple[Function, float]], ...]:
+        """`ranked` split into the first function of each call and the other routes to the same calls."""
+        seen: set[tuple[str, ...]] = set()
+        distinct: list[tuple[Function, float]] = []
+        routes: list[tuple[Function, float]] = []
+        for position, score in ranked:
+            key = self.routes[position]
+            if key is not None and key in seen:
+                routes.append((self.functions[position], score))
+            else:
+                if key is not None:
+                    seen.add(key)
+                distinct.append((self.functions[position], score))
+        return distinct, routes
+
+    def _ranked(self, query: Query, module: str | None, limit: int | None) -> list[tuple[int, float]]:
+        """The positions of the best `limit` functions (all when None) with their scores, best first."""
         fit = _fit(query)
         # The adjustments never raise a score by more than this, so once the best the rest could reach is below
         # the `limit`-th score so far, the ranking is settled.
@@ -219,7 +247,7 @@ class FunctionIndex:
                 elif score > kept[0]:
                     heapq.heapreplace(kept, score)
         ranked.sort()
-        return [(self.functions[position], -score) for score, _, position in ranked[:limit]]
+        return [(position, -score) for score, _, position in ranked[:limit]]
 
     def _unbranded(self, query: Query) -> Query:
         """The query without the API's own name ("schedule a zoom call"), unless that is all it says."""
@@ -301,6 +329,17 @@ class FunctionIndex:
         elif resource in query.variants:
             factor *= 1.0 + (_RESOURCE - 1.0) / 2
         return factor
+
+
+def _route_key(function: Function) -> tuple[str, ...] | None:
+    """Module, method, summary, last named path segment and path args: equal for routes to one call (`/v1/chat`
+    and `/chat`), not for calls on different scopes (`/pods` and `/namespaces/{ns}/pods`); None without summary."""
+    if function.is_composite or not function.summary or _is_route(function.summary, function):
+        return None
+    segments = [segment for segment in function.path.split("/") if segment]
+    named = [segment for segment in segments if not segment.startswith("{")]
+    params = sorted(segment for segment in segments if segment.startswith("{"))
+    return (function.module, function.method, function.summary.strip().lower(), named[-1] if named else "", *params)
 
 
 def _fit(query: Query) -> dict[Intent, float]:

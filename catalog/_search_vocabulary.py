@@ -98,7 +98,7 @@ _VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
 #: Nouns that name the same thing.
 _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("pullrequest", "pull"),
-    ("repository", "repo", "codebase"),
+    ("repository", "repo", "codebase", "project"),
     ("issue", "ticket", "bug", "defect"),
     ("invoice", "bill"),
     ("customer", "client", "buyer", "shopper", "purchaser", "payer"),

@@ -57,7 +57,7 @@ ROUND2_FLOORS = {
     "box": 0.88,
     "digitalocean": 0.66,
     "discord": 0.81,
-    "github": 0.67,
+    "github": 0.80,
     "jira": 0.77,
     "kubernetes": 0.53,
     "openai": 0.65,
@@ -79,7 +79,7 @@ HELDOUT_FLOORS = {
     "github": 0.79,
     "jira": 0.79,
     "kubernetes": 0.57,
-    "litellm": 0.53,
+    "litellm": 0.60,
     "lnbits": 0.76,
     "mlflow": 0.84,
     "openai": 0.73,
@@ -340,6 +340,42 @@ def test_a_phrasal_particle_that_starts_a_place_stays_a_preposition() -> None:
     assert "login" not in parse_query("log time on a ticket").stems
     assert parse_query("kick someone off the call").intents == {"delete"}
     assert parse_query("kick off the nightly build").intents == {"create"}  # start: a new run
+
+
+def _op(operation_id: str, summary: str) -> dict[str, Any]:
+    return {"operationId": operation_id, "tags": ["llm"], "summary": summary}
+
+
+_NAMESPACE = [{"name": "ns", "in": "path", "required": True, "schema": {"type": "string"}}]
+#: A proxy that serves one call at several routes, and a cluster with the same list at two scopes.
+ROUTES: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "Proxy", "version": "1"},
+    "paths": {
+        "/chat/completions": {"post": _op("chat", "Chat completion")},
+        "/v1/chat/completions": {"post": _op("chat_v1", "Chat completion")},
+        "/completions": {"post": _op("complete", "Text completion")},
+        "/chat/sessions": {"post": _op("start_chat_session", "Start a chat session")},
+        "/pods": {"get": _op("list_pods_everywhere", "List pods")},
+        "/namespaces/{ns}/pods": {"parameters": _NAMESPACE, "get": _op("list_pods", "List pods")},
+    },
+}
+
+
+def test_other_routes_to_the_same_call_come_after_every_different_call() -> None:
+    catalog = build_catalog(load_document(ROUTES))
+    names = [function.name for function in search(catalog, "chat completion", limit=4).functions]
+    assert names[0] in ("llm.chat", "llm.chat_v1")
+    assert {"llm.complete", "llm.start_chat_session"} <= set(names[1:3])
+    assert names[3] in ("llm.chat", "llm.chat_v1")
+    everything = [function.name for function, _ in SearchIndex(catalog).scored("chat completion")]
+    assert {"llm.chat", "llm.chat_v1"} <= set(everything)
+
+
+def test_the_same_list_at_two_scopes_counts_as_two_calls() -> None:
+    catalog = build_catalog(load_document(ROUTES))
+    names = [function.name for function in search(catalog, "list pods", limit=2).functions]
+    assert sorted(names) == ["llm.list_pods", "llm.list_pods_everywhere"]
 
 
 def test_search_is_deterministic_across_runs_and_catalogs() -> None:
