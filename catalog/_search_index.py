@@ -7,6 +7,7 @@ adjusted by how much of the function's name the query covers, whether the functi
 asks, whether its name starts with the query's verb, whether its module and its target (the thing its path ends
 at) are what the query is about rather than its context, whether it sets what the query names, whether it acts on
 many things when the query does, and whether it is deprecated. The API's own name in a query counts for nothing.
+Another route to a call ranked higher (`/v1/chat` after `/chat`) comes after every different call.
 """
 
 from __future__ import annotations

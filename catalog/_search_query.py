@@ -336,7 +336,8 @@ class _Phrasing:
 
     @classmethod
     def of(cls, text: str) -> _Phrasing:
-        """Read the set phrases of `text`: payload, values, self-references, subscriptions, history, permissions."""
+        """Read the set phrases of `text`: payload, values, self-references, subscriptions, history, permissions,
+        phrasal verbs."""
         lowered = _FILLER_ME.sub(r"\1", _values(text).lower())
         notify = _NOTIFY_WHEN.search(lowered) is not None
         if notify:
