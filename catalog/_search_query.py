@@ -37,7 +37,7 @@ _PREPOSITIONS: Final = frozenset(
 #: Phrases that mean "the caller".
 _SELF: Final = re.compile(
     r"\b(who\s+am\s+i|whoami|who\s+i\s+am|about\s+me|my\s+(own\s+)?(profile|account|user|identity|details|info)|"
-    r"(current(ly)?\s+|the\s+)?(logged|signed)[\s-]+in\s+user|current\s+user|(the\s+)?authenticated\s+user|"
+    r"(current(ly)?\s+|the\s+)?(logged|signed)[\s-]+in\s+user|(logged|signed)\s+in\s+as|current\s+user|(the\s+)?authenticated\s+user|"
     r"the\s+caller|myself|i\s+(am|belong|own|have|joined|follow|starred|watch|created)|i'm|do\s+i\s+belong)\b"
 )
 #: What `_SELF` phrases become: "the caller", which brings the caller and users along at SELF_WEIGHT.
@@ -92,6 +92,12 @@ _WHO_CHANGED: Final = re.compile(
     r"\bwho\s+(changed|modified|edited|updated|deleted|removed|touched|did|made|created|moved)\b|"
     r"\bwhen\s+(was|were|did)\b.*\b(changed|modified|edited|updated|deleted|removed|created|moved)\b"
 )
+#: "is the server up?", "is the API alive": a question about health.
+_IS_UP: Final = re.compile(r"^\s*(is|are|can)\b.*\b(up|alive|down|healthy|responding|reachable|online)\b[\s?.!]*$")
+#: "did the run finish?", "has my rollout completed": a question about the state something is in.
+_DID_FINISH: Final = re.compile(
+    r"\b(did|has|have|is|are)\b.*\b(finish(ed)?|succeed(ed)?|fail(ed)?|complete[d]?|pass(ed)?|done)\b"
+)
 #: What "what's in" becomes: the items of something, said softly (the query may name them after all).
 _ITEMS_WORD: Final = "zzitems"
 #: Phrases rewritten before reading words: "what's in a folder" lists its items; "allowed to do" is no to-do.
@@ -99,6 +105,9 @@ _PHRASES: Final = (
     (re.compile(r"\bwhat(?:'s|s|\s+is|\s+are)\s+(in|inside)\b"), rf"what {_ITEMS_WORD} \1"),
     (re.compile(r"\b(allowed|able|permitted|supposed|going|want|need|have|has)\s+to\s+do\b"), r"\1 to act"),
     (re.compile(r"\b(at\s+once|in\s+one\s+(go|request|call|shot)|in\s+bulk|en\s+masse)\b"), " bulk "),
+    # "stop anyone from deleting…": prevent it; "let alice see my wallet": share it with her.
+    (re.compile(r"\b(stop|keep)\s+(?:[\w'-]+\s+){0,2}?from\b"), " prevent "),
+    (re.compile(r"\blet\s+([\w'-]+)\s+(see|use|access|view|edit|read)\b"), r" share with \1 "),
 )
 #: In "ping my server when…", "notify our channel whenever…" the verb only delivers and its object is where to:
 #: the event (after "when") and the words of being told (notify, alert) are what the query is about.
@@ -343,6 +352,8 @@ class _Phrasing:
         if notify:
             lowered = _DELIVERY.sub(lambda match: f" {match.group(1) or ''} ", lowered, count=1)
         history = _WHO_CHANGED.search(lowered) is not None
+        health = _IS_UP.search(lowered) is not None
+        state = _DID_FINISH.search(lowered) is not None
         for pattern, replacement in _PHRASES:
             lowered = pattern.sub(replacement, lowered)
         lowered = _SELF.sub(f" {_SELF_WORD} ", lowered)
@@ -350,7 +361,13 @@ class _Phrasing:
             lowered = pattern.sub(functools.partial(_phrasal, verb=verb), lowered)
         lowered, stopped = _stop_doing(lowered)
         may = _MAY.search(lowered) is not None
-        implied = [("webhook", notify), ("history", history), ("permission", may)]
+        implied = [
+            ("webhook", notify),
+            ("history", history),
+            ("permission", may),
+            ("health", health),
+            ("status", state),
+        ]
         return cls(
             text=lowered,
             implied=tuple((stemmed, IMPLIED_WEIGHT) for stemmed, present in implied if present),

@@ -82,11 +82,13 @@ _VERB_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("authenticate", "authentication", "authorize", "authorization", "login", "auth", "oauth"),
     ("transcribe", "transcription", "transcript"),
     ("record", "recording", "tape"),
-    ("spend", "spent", "spending", "usage", "consumption"),
+    ("spend", "spent", "spending", "usage", "consumption", "burn"),
     ("enable", "activate", "reactivate", "unpause", "unsuspend"),
     ("retry", "rerun", "redeliver", "redo", "resend"),
     ("restart", "reboot", "bounce"),
-    ("resize", "scale", "upsize", "downsize"),
+    ("resize", "scale", "upsize", "downsize", "grow", "shrink"),
+    ("rotate", "regenerate", "renew", "reissue", "rekey"),
+    ("convert", "conversion", "exchange", "transform"),
     ("rollback", "revert", "undo"),
     ("recommend", "suggest", "similar", "recommendation", "suggestion"),
     ("sync", "synchronize", "refresh", "reload"),
@@ -201,7 +203,7 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("metric", "analytics", "stat", "statistic", "insight", "kpi", "measurement", "report"),
     ("section", "column", "lane"),
     ("part", "piece", "chunk", "segment"),
-    ("batch", "bulk"),
+    ("batch", "bulk", "offline"),
     ("priority", "urgency", "severity"),
     ("reference", "ref", "branch"),
     ("droplet", "server", "vm", "instance", "machine", "host"),
@@ -220,7 +222,19 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("model", "llm", "gpt", "engine"),
     ("embedding", "vector", "embed"),
     ("speech", "tts", "voice", "spoken", "aloud"),
-    ("moderation", "harmful", "toxic", "hateful", "abuse", "unsafe"),
+    (
+        "moderation",
+        "harmful",
+        "toxic",
+        "hateful",
+        "abuse",
+        "unsafe",
+        "hate",
+        "violence",
+        "violent",
+        "nsfw",
+        "offensive",
+    ),
     ("poll", "survey", "questionnaire"),
     ("registrant", "registration"),
     ("absentee", "absent"),
@@ -234,6 +248,10 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("sheet", "spreadsheet", "workbook"),
     ("sprint", "cycle"),
     ("receipt", "invoice"),
+    ("currency", "fiat", "usd", "eur", "gbp", "dollar", "euro"),
+    ("satoshi", "sat", "bitcoin", "btc"),
+    ("portal", "selfservice", "themselves"),
+    ("inference", "predict", "prediction", "score", "scoring", "invocation"),
     ("node", "machine", "worker", "host"),
     ("memory", "ram"),
     ("cpu", "processor", "compute"),
@@ -241,7 +259,8 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("domain", "dns", "hostname"),
     ("backup", "snapshot"),
     ("cron", "nightly", "hourly", "periodic", "periodically"),
-    ("uptime", "availability", "healthcheck", "health", "monitor"),
+    ("uptime", "availability", "healthcheck", "health", "monitor", "alive", "liveness", "liveliness", "readiness"),
+    ("health", "healthy", "heartbeat", "ping"),
     ("license", "licensing", "copyright"),
     ("artifact", "output"),
     ("finetune", "train", "training", "teach"),
@@ -297,6 +316,9 @@ _PHRASAL: Final[tuple[tuple[str, str], ...]] = (
     (r"opt in", "subscribe"),
     (r"follow up", "remind"),
     (r"write down", "note"),
+    (r"keep (posted|updated|informed)", "watch"),
+    (r"bring back", "restore"),
+    (r"take off", "remove"),
 )
 
 #: Irregular and doubled forms of the first words of phrasal verbs.
@@ -320,6 +342,8 @@ _PHRASAL_FORMS: Final[dict[str, str]] = {
     "take": "take|takes|took|taken|taking",
     "check": "check|checks|checked|checking",
     "look": "look|looks|looked|looking",
+    "keep": "keep|keeps|kept|keeping",
+    "bring": "bring|brings|brought|bringing",
 }
 
 
@@ -343,7 +367,7 @@ PHRASAL_VERBS: Final[tuple[tuple[re.Pattern[str], str], ...]] = tuple(
     (_phrasal_pattern(pattern), verb) for pattern, verb in _PHRASAL
 )
 #: Past forms among the phrasal verbs' first words that do not end in -ed.
-PHRASAL_PAST: Final = frozenset({"spun", "tore", "torn", "gave", "given", "took", "taken", "came"})
+PHRASAL_PAST: Final = frozenset({"spun", "tore", "torn", "gave", "given", "took", "taken", "came", "kept", "brought"})
 
 #: Query words that say what the caller wants to do, and the intent they signal.
 _INTENT_WORDS: Final[dict[Intent, tuple[str, ...]]] = {
@@ -360,14 +384,14 @@ _INTENT_WORDS: Final[dict[Intent, tuple[str, ...]]] = {
         "update", "change", "edit", "modify", "patch", "set", "rename", "alter", "adjust", "replace", "close",
         "resolve", "complete", "finish", "mark", "reopen", "archive", "acknowledge", "ack", "move", "enable",
         "disable", "suspend", "pause", "deactivate", "activate", "lower", "increase", "decrease", "bump", "reassign",
-        "fix", "correct", "claim",
+        "fix", "correct", "claim", "promote", "demote",
     ),
     "delete": (
         "delete", "remove", "destroy", "erase", "discard", "purge", "unregister", "wipe", "kick", "kill", "unpin",
-        "unstar", "unfollow", "unwatch", "unsubscribe", "unassign", "unlink", "unban",
+        "unstar", "unfollow", "unwatch", "unsubscribe", "unassign", "unlink", "unban", "cancel",
     ),
     "write": (
-        "assign", "merge", "approve", "reject", "cancel", "lock", "unlock", "star", "follow", "invite", "ban",
+        "assign", "merge", "approve", "reject", "lock", "unlock", "star", "follow", "invite", "ban",
         "snooze", "pin", "react", "transfer", "copy", "duplicate", "restore", "send", "trigger", "run", "rerun",
         "execute", "invoke", "start", "stop", "subscribe", "verify", "dismiss", "request", "pay", "charge",
         "refund", "capture", "void", "finalize",

@@ -4,11 +4,11 @@ The query sets in `search_queries/` are task phrasings an agent could send, each
 needs; about a third share no word with the expected function's summary. The target is the needed function in
 the top 5 for 95% of phrasings; `FLOORS` holds what each API reaches today, so that no change lowers it.
 
-Those sets were used to tune the ranking, so they flatter it; so were the sets in `search_queries/round2/`, held
-out at first and used for tuning from 2026-11-30 on (`ROUND2_FLOORS`). The sets in `search_queries/heldout/` were
-written by a tester who saw only the catalog listings, before any ranking change was measured on them, for 19
-APIs (eight of them with no other set): they measure how search does on tasks it has not seen, and
-`HELDOUT_FLOORS` holds what each reaches today. Rankings are tuned on the first two groups only.
+Those sets were used to tune the ranking, so they flatter it; so were the sets of the later rounds
+(`search_queries/round2/`, `round3/`), each held out at first, measured so, then used for tuning (`ROUND_FLOORS`).
+The sets in `search_queries/heldout/` are the other half of what round 3's tester wrote from the catalog listings
+alone, for 19 APIs (eight with no other set): never used for tuning, they measure how search does on tasks it has
+not seen, and `HELDOUT_FLOORS` holds what each reaches today.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pytest
 import yaml
 
 from catalog._search_query import parse_query
-from catalog._search_text import tokens
+from catalog._search_text import stem, tokens
 from catalog.builder import build_catalog
 from catalog.errors import UnknownNameError
 from catalog.loading import load_document
@@ -49,46 +49,68 @@ FLOORS = {
     "twilio": 0.93,
 }
 
-#: The top-5 rate each second-round set reaches today (measured minus about one phrasing).
-ROUND2 = QUERIES / "round2"
-ROUND2_SETS = sorted(path.stem for path in ROUND2.glob("*.yaml"))
-ROUND2_FLOORS = {
-    "asana": 0.80,
-    "box": 0.88,
-    "digitalocean": 0.66,
-    "discord": 0.81,
-    "github": 0.80,
-    "jira": 0.77,
-    "kubernetes": 0.53,
-    "openai": 0.65,
-    "pagerduty": 0.84,
-    "spotify": 0.84,
-    "stripe": 0.88,
-    "twilio": 0.84,
-    "zoom": 0.71,
+#: The top-5 rate each set of the later tuning rounds reaches today (measured minus about one phrasing).
+ROUND_FLOORS: dict[str, dict[str, float]] = {
+    "round2": {
+        "asana": 0.80,
+        "box": 0.88,
+        "digitalocean": 0.66,
+        "discord": 0.81,
+        "github": 0.80,
+        "jira": 0.77,
+        "kubernetes": 0.56,
+        "openai": 0.71,
+        "pagerduty": 0.84,
+        "spotify": 0.84,
+        "stripe": 0.88,
+        "twilio": 0.84,
+        "zoom": 0.71,
+    },
+    "round3": {
+        "airflow": 0.80,
+        "asana": 0.78,
+        "box": 0.71,
+        "chroma": 0.90,
+        "digitalocean": 0.80,
+        "discord": 0.83,
+        "github": 0.84,
+        "jira": 0.78,
+        "kubernetes": 0.57,
+        "litellm": 0.66,
+        "lnbits": 0.91,
+        "mlflow": 0.91,
+        "openai": 0.80,
+        "phoenix": 0.90,
+        "prefect": 0.93,
+        "stripe": 0.86,
+        "twilio_messaging": 0.70,
+        "zenml": 0.86,
+        "zoom": 0.80,
+    },
 }
+ROUND_SETS = [(round_, path.stem) for round_ in ROUND_FLOORS for path in sorted((QUERIES / round_).glob("*.yaml"))]
 
 #: The top-5 rate each held-out set reaches today (measured minus about one phrasing).
 HELDOUT_FLOORS = {
     "airflow": 0.80,
-    "asana": 0.82,
-    "box": 0.79,
-    "chroma": 0.80,
-    "digitalocean": 0.76,
-    "discord": 0.79,
-    "github": 0.79,
-    "jira": 0.79,
-    "kubernetes": 0.57,
-    "litellm": 0.60,
-    "lnbits": 0.76,
+    "asana": 0.80,
+    "box": 0.93,
+    "chroma": 0.70,
+    "digitalocean": 0.66,
+    "discord": 0.66,
+    "github": 0.70,
+    "jira": 0.80,
+    "kubernetes": 0.50,
+    "litellm": 0.73,
+    "lnbits": 0.69,
     "mlflow": 0.84,
-    "openai": 0.73,
-    "phoenix": 0.91,
-    "prefect": 0.80,
-    "stripe": 0.76,
-    "twilio_messaging": 0.75,
-    "zenml": 0.76,
-    "zoom": 0.70,
+    "openai": 0.66,
+    "phoenix": 0.83,
+    "prefect": 0.66,
+    "stripe": 0.66,
+    "twilio_messaging": 0.70,
+    "zenml": 0.80,
+    "zoom": 0.66,
 }
 
 SHOP: dict[str, Any] = {
@@ -199,12 +221,13 @@ def test_the_function_a_task_needs_is_in_the_top_5_for_most_phrasings(name: str)
     )
 
 
-@pytest.mark.parametrize("name", ROUND2_SETS)
-def test_second_round_tasks_find_the_function_they_need_in_the_top_5(name: str) -> None:
-    document, phrasings = query_set(name, ROUND2)
+@pytest.mark.parametrize(("round_", "name"), ROUND_SETS)
+def test_later_round_tasks_find_the_function_they_need_in_the_top_5(round_: str, name: str) -> None:
+    document, phrasings = query_set(name, QUERIES / round_)
     misses = top_5_misses(document, phrasings)
     rate = 1 - len(misses) / len(phrasings)
-    assert rate >= ROUND2_FLOORS[name], f"round-2 {name}: top-{TOP} rate {rate:.1%}; misses:\n" + "\n".join(misses)
+    floor = ROUND_FLOORS[round_][name]
+    assert rate >= floor, f"{round_} {name}: top-{TOP} rate {rate:.1%}; misses:\n" + "\n".join(misses)
 
 
 @pytest.mark.parametrize("name", HELDOUT_SETS)
@@ -243,18 +266,14 @@ def test_query_sets_name_real_functions_and_often_share_no_word_with_the_summary
     assert disjoint / len(phrasings) >= 0.25
 
 
-@pytest.mark.parametrize("name", ROUND2_SETS)
-def test_second_round_sets_name_real_functions_and_a_third_share_no_word_with_the_summary(name: str) -> None:
-    document, phrasings = query_set(name, ROUND2)
+@pytest.mark.parametrize(("round_", "name"), ROUND_SETS)
+def test_later_round_sets_name_real_functions(round_: str, name: str) -> None:
+    document, phrasings = query_set(name, QUERIES / round_)
     catalog = corpus_catalog(document)
-    assert len(phrasings) >= 30
-    disjoint = 0
+    assert len(phrasings) >= 10
     for phrasing in phrasings:
         for expected in phrasing.expect:
-            assert catalog.has_function(expected), f"round-2 {name}: {phrasing.query!r} expects unknown {expected!r}"
-        summary = set(tokens(catalog.function(phrasing.expect[0]).summary))
-        disjoint += not summary & set(tokens(phrasing.query))
-    assert disjoint / len(phrasings) >= 0.3
+            assert catalog.has_function(expected), f"{round_} {name}: {phrasing.query!r} expects unknown {expected!r}"
 
 
 def test_held_out_sets_name_real_functions_and_a_fifth_share_no_word_with_the_summary() -> None:
@@ -262,7 +281,7 @@ def test_held_out_sets_name_real_functions_and_a_fifth_share_no_word_with_the_su
     for name in HELDOUT_SETS:
         document, phrasings = query_set(name, HELDOUT)
         catalog = corpus_catalog(document)
-        assert len(phrasings) >= 20, name
+        assert len(phrasings) >= 10, name
         for phrasing in phrasings:
             for expected in phrasing.expect:
                 assert catalog.has_function(expected), f"held-out {name}: {phrasing.query!r} expects {expected!r}"
@@ -274,7 +293,9 @@ def test_held_out_sets_name_real_functions_and_a_fifth_share_no_word_with_the_su
 
 def test_held_out_sets_share_no_phrasing_with_the_tuning_sets() -> None:
     tuning = {phrasing.query.lower() for name in QUERY_SETS for phrasing in query_set(name)[1]}
-    tuning |= {phrasing.query.lower() for name in ROUND2_SETS for phrasing in query_set(name, ROUND2)[1]}
+    tuning |= {
+        phrasing.query.lower() for round_, name in ROUND_SETS for phrasing in query_set(name, QUERIES / round_)[1]
+    }
     for name in HELDOUT_SETS:
         assert not tuning & {phrasing.query.lower() for phrasing in query_set(name, HELDOUT)[1]}, name
 
@@ -340,6 +361,24 @@ def test_a_phrasal_particle_that_starts_a_place_stays_a_preposition() -> None:
     assert "login" not in parse_query("log time on a ticket").stems
     assert parse_query("kick someone off the call").intents == {"delete"}
     assert parse_query("kick off the nightly build").intents == {"create"}  # start: a new run
+
+
+def test_asking_whether_something_is_up_or_has_finished_asks_for_its_health_or_status() -> None:
+    assert "health" in parse_query("is the server up?").variants
+    assert "health" in parse_query("is the API alive").variants
+    assert "health" not in parse_query("set up a server").variants
+    assert "status" in parse_query("did the nightly run finish").variants
+    assert "status" in parse_query("has my rollout completed yet").variants
+
+
+def test_stopping_others_from_an_action_prevents_it_and_letting_them_shares() -> None:
+    assert "prevent" in parse_query("stop anyone from deleting the folder").stems
+    assert stem("share") in parse_query("let alice see my wallet").stems
+
+
+def test_asking_who_one_is_logged_in_as_asks_for_the_caller(shop: Catalog) -> None:
+    assert any("me" in concept.variants for concept in parse_query("who is the bot logged in as").concepts)
+    assert search(shop, "which account am I logged in as").functions[0].name == "customers.get_me"
 
 
 def _op(operation_id: str, summary: str) -> dict[str, Any]:
