@@ -114,8 +114,10 @@ class Worker:
         """Kill the process (SIGKILL), reap it, and describe how it ended: exit status and the end of stderr."""
         with anyio.CancelScope(shield=True):
             if self.alive:
+                # Signal the pid itself: `Process.kill()` polls first, and when the worker has just died that poll
+                # reaps it ahead of asyncio's child watcher, which then reports exit status 255, not the signal.
                 try:
-                    self.process.kill()
+                    os.kill(self.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             code = await self.process.wait()
