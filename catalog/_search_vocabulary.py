@@ -15,6 +15,7 @@ __all__ = [
     "ALWAYS_VERBS",
     "INTENTS",
     "LEADING",
+    "PHRASAL_PAST",
     "PHRASAL_VERBS",
     "QUESTION_WORDS",
     "VERBS",
@@ -236,7 +237,7 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
         "offensive",
     ),
     ("poll", "survey", "questionnaire"),
-    ("registrant", "registration"),
+    ("registrant", "registration", "register", "signup", "enroll", "enrollment"),
     ("absentee", "absent"),
     ("referrer", "referral", "traffic"),
     ("fulfillment", "shipment", "shipping", "delivery"),
@@ -259,22 +260,21 @@ _NOUN_GROUPS: Final[tuple[tuple[str, ...], ...]] = (
     ("domain", "dns", "hostname"),
     ("backup", "snapshot"),
     ("cron", "nightly", "hourly", "periodic", "periodically"),
-    ("uptime", "availability", "healthcheck", "health", "monitor", "alive", "liveness", "liveliness", "readiness"),
-    ("health", "healthy", "heartbeat", "ping"),
+    ("health", "healthy", "healthcheck", "uptime", "availability", "monitor", "alive", "liveness", "liveliness"),
+    ("health", "readiness", "heartbeat", "ping"),
     ("license", "licensing", "copyright"),
     ("artifact", "output"),
     ("finetune", "train", "training", "teach"),
     ("completion", "prompt", "ask"),
     ("vector", "knowledge"),
     ("playback", "listen", "listened", "play", "played"),
-    ("automoderation", "moderation", "automod", "filter"),
+    ("automoderation", "moderation"),
     ("webinar", "seminar", "livestream"),
-    ("registrant", "register", "signup", "enroll", "enrollment"),
     ("comment", "discussion"),
 )
 
-#: Verbs of two or three words ("turn off", "set up") and the one verb each means; `{past}` and `{ing}` forms of the
-#: first word are read too. Their words apart would say little ("off", "up" are stopwords) or the wrong thing.
+#: Verbs of two or three words ("turn off", "set up") and the one verb each means (other forms of the first word in
+#: `_PHRASAL_FORMS`). Their words apart would say little ("off", "up" are stopwords) or the wrong thing.
 _PHRASAL: Final[tuple[tuple[str, str], ...]] = (
     (r"(turn|switch) off", "disable"),
     (r"(turn|switch) on", "enable"),
@@ -308,7 +308,6 @@ _PHRASAL: Final[tuple[tuple[str, str], ...]] = (
     (r"fill out", "submit"),
     (r"sign off", "approve"),
     (r"come out", "release"),
-    (r"came out", "released"),
     (r"top up", "fund"),
     (r"pay out", "payout"),
     (r"cash out", "payout"),
@@ -343,6 +342,7 @@ _PHRASAL_FORMS: Final[dict[str, str]] = {
     "check": "check|checks|checked|checking",
     "look": "look|looks|looked|looking",
     "keep": "keep|keeps|kept|keeping",
+    "come": "come|comes|came|coming",
     "bring": "bring|brings|brought|bringing",
 }
 

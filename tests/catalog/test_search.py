@@ -61,7 +61,7 @@ ROUND_FLOORS: dict[str, dict[str, float]] = {
         "kubernetes": 0.56,
         "openai": 0.71,
         "pagerduty": 0.84,
-        "spotify": 0.84,
+        "spotify": 0.87,
         "stripe": 0.88,
         "twilio": 0.84,
         "zoom": 0.71,
