@@ -7,8 +7,9 @@ the top 5 for 95% of phrasings; `FLOORS` holds what each API reaches today, so t
 Those sets were used to tune the ranking, so they flatter it; so were the sets of the later rounds
 (`search_queries/round2/`, `round3/`), each held out at first, measured so, then used for tuning (`ROUND_FLOORS`).
 The sets in `search_queries/heldout/` are the other half of what round 3's tester wrote from the catalog listings
-alone, for 19 APIs (eight with no other set): never used for tuning, they measure how search does on tasks it has
-not seen, and `HELDOUT_FLOORS` holds what each reaches today.
+alone, for 19 APIs (eight with no other set), and (`*-r4.yaml`) a fourth round by other independent testers for
+12 of the big APIs, committed as written after one measurement: never used for tuning, they measure how search
+does on tasks it has not seen, and `HELDOUT_FLOORS` holds what each reaches today.
 """
 
 from __future__ import annotations
@@ -93,23 +94,35 @@ ROUND_SETS = [(round_, path.stem) for round_ in ROUND_FLOORS for path in sorted(
 #: The top-5 rate each held-out set reaches today (measured minus about one phrasing).
 HELDOUT_FLOORS = {
     "airflow": 0.80,
+    "asana-r4": 0.88,
     "asana": 0.80,
+    "box-r4": 0.84,
     "box": 0.93,
     "chroma": 0.70,
+    "digitalocean-r4": 0.85,
     "digitalocean": 0.66,
+    "discord-r4": 0.85,
     "discord": 0.66,
+    "github-r4": 0.78,
     "github": 0.70,
+    "jira-r4": 0.72,
     "jira": 0.80,
+    "kubernetes-r4": 0.38,
     "kubernetes": 0.50,
     "litellm": 0.73,
     "lnbits": 0.69,
     "mlflow": 0.84,
+    "openai-r4": 0.70,
     "openai": 0.66,
+    "pagerduty-r4": 0.80,
     "phoenix": 0.83,
     "prefect": 0.66,
+    "stripe-r4": 0.68,
     "stripe": 0.66,
+    "twilio-r4": 0.75,
     "twilio_messaging": 0.70,
     "zenml": 0.80,
+    "zoom-r4": 0.65,
     "zoom": 0.66,
 }
 
