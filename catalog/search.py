@@ -23,10 +23,12 @@ from catalog.errors import UnknownNameError
 from catalog.model import Catalog, Function, Module
 from catalog.render import function_line, module_line
 
-__all__ = ["MODULE_LISTING_CAP", "SearchIndex", "SearchResult", "search"]
+__all__ = ["MAX_QUERY_CHARS", "MODULE_LISTING_CAP", "SearchIndex", "SearchResult", "search"]
 
 #: How many functions a module listing shows before asking for a query.
 MODULE_LISTING_CAP: Final = 100
+#: The longest query read: a task in words is far shorter, and the time to read one grows with its length.
+MAX_QUERY_CHARS: Final = 1_000
 #: How many modules a search without hits suggests.
 _CLOSEST_MODULES: Final = 5
 
@@ -123,14 +125,20 @@ def search(catalog: Catalog, query: str | None = None, *, module: str | None = N
     With a query (optionally within `module`): the `limit` best functions, one `function_line` each. With only a
     module: its functions, up to MODULE_LISTING_CAP, then a line saying how many more. With neither: every module
     with its function count and description, after a one-line hint on searching. A blank query counts as none.
-    An unknown module raises UnknownNameError with the closest names; `limit` below 1 raises ValueError. When
-    nothing matches, the text says so and names the closest modules: it is never empty.
+    An unknown module raises UnknownNameError with the closest names; `limit` below 1 and a query longer than
+    MAX_QUERY_CHARS raise ValueError. When nothing matches, the text says so and names the closest modules: it is
+    never empty.
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit!r}")
+    text = (query or "").strip()
+    if len(text) > MAX_QUERY_CHARS:
+        raise ValueError(
+            f"the query is {len(text):,} characters; say the task in at most {MAX_QUERY_CHARS:,} "
+            "(a few words work best)"
+        )
     if module is not None:
         _check_module(catalog, module)
-    text = (query or "").strip()
     if not text:
         return _module_listing(catalog.module(module)) if module is not None else _catalog_listing(catalog)
     index = SearchIndex(catalog)

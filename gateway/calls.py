@@ -18,7 +18,7 @@ from catalog.model import Catalog, Function
 from gateway.dispatch import HttpResponse, Transport, build_request
 from gateway.errors import ArgumentError, RestError, ToolError
 
-__all__ = ["BoundCaller", "CallOutcome", "Dispatcher"]
+__all__ = ["BoundCaller", "CallOutcome", "Dispatcher", "schema_message"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,7 +67,7 @@ class Dispatcher:
                 names.extend(extra)
             else:
                 where = ".".join(str(part) for part in error.absolute_path) or "args"
-                problems.append(f"argument {where!r}: {_short(error.message)}")
+                problems.append(f"argument {where!r}: {schema_message(error)}")
                 names.append(str(error.absolute_path[0]) if error.absolute_path else "args")
         if problems:
             raise ArgumentError(
@@ -140,5 +140,14 @@ def decode_body(response: HttpResponse, *, function: Function) -> Any:
     return body
 
 
-def _short(message: str, limit: int = 200) -> str:
+#: How much of an offending value an argument error quotes.
+_VALUE_CHARS = 60
+
+
+def schema_message(error: jsonschema.ValidationError, *, limit: int = 300) -> str:
+    """The validator's message with a long offending value cut short, its reason kept ("'aaa…' is too long")."""
+    message = error.message
+    value = repr(error.instance)
+    if len(value) > _VALUE_CHARS and value in message:
+        message = message.replace(value, f"{value[:_VALUE_CHARS]}… ({len(value):,} characters)", 1)
     return message if len(message) <= limit else message[: limit - 1] + "…"

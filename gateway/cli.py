@@ -57,7 +57,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="serve the gateway over streamable HTTP (default: the demo API)")
     _gateway_options(serve)
     serve.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="interface to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=int(_env("PORT", "8000")), help="port (default 8000)")
+    serve.add_argument("--port", type=_port, default=_env("PORT", "8000"), help="port (default 8000)")
     serve.add_argument("--path", default=_env("PATH", "/mcp"), help="MCP endpoint path (default /mcp)")
     serve.add_argument(
         "--allowed-host",
@@ -123,14 +123,14 @@ def _parser() -> argparse.ArgumentParser:
 
     check = actions.add_parser("check", help="load and build; print counts and warnings")
     check.add_argument("spec", help="OpenAPI document: file path or URL (JSON or YAML), or `demo`")
-    check.add_argument("--warnings", type=int, default=20, metavar="N", help="print at most N warnings (default 20)")
+    check.add_argument("--warnings", type=_count, default=20, metavar="N", help="print at most N warnings (default 20)")
     check.set_defaults(run=_check)
 
     search = actions.add_parser("search", help="rank functions for a task, as search_functions does")
     search.add_argument("spec")
     search.add_argument("query", nargs="?", default=None)
     search.add_argument("--module", default=None)
-    search.add_argument("--limit", type=int, default=10)
+    search.add_argument("--limit", type=_positive, default=10, help="hits to show (default 10)")
     search.set_defaults(run=_search)
 
     describe = actions.add_parser("describe", help="describe functions, as describe_function does")
@@ -152,6 +152,45 @@ def _parser() -> argparse.ArgumentParser:
 
 def _env(name: str, default: str) -> str:
     return os.environ.get(f"MCP_GATEWAY_{name}", default)
+
+
+# Option types: argparse applies them to string defaults too, so a bad MCP_GATEWAY_* value is a usage error.
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def _count(text: str) -> int:
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = _integer(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, not {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
 
 
 def _env_list(name: str) -> list[str]:
@@ -214,8 +253,8 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         default=_env("CHATGPT_TOOLS", "").lower() in ("1", "true", "yes"),
         help="also serve ChatGPT's search/fetch pair over the catalog (deep research, company knowledge)",
     )
-    parser.add_argument("--timeout", type=float, default=float(_env("TIMEOUT", "30")), help="seconds per call")
-    parser.add_argument("--max-output-bytes", type=int, default=int(_env("MAX_OUTPUT_BYTES", "24000")))
+    parser.add_argument("--timeout", type=_seconds, default=_env("TIMEOUT", "30"), help="seconds per call")
+    parser.add_argument("--max-output-bytes", type=_positive, default=_env("MAX_OUTPUT_BYTES", "24000"))
 
 
 def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, bool]:
@@ -375,7 +414,12 @@ def _search(options: argparse.Namespace, out: TextIO) -> int:
     from catalog.search import search
 
     catalog = _catalog(options.spec)
-    print(search(catalog, options.query, module=options.module, limit=options.limit).text, file=out)
+    try:
+        result = search(catalog, options.query, module=options.module, limit=options.limit)
+    except ValueError as error:
+        print(f"mcp-gateway: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    print(result.text, file=out)
     return EXIT_OK
 
 

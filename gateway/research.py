@@ -276,7 +276,10 @@ class _CatalogResearch:
         query = str(args["query"]).strip()
         if not query:
             return _json_result({"results": []})
-        functions = search(self.catalog, query, limit=self.max_results).functions
+        try:
+            functions = search(self.catalog, query, limit=self.max_results).functions
+        except ValueError as error:  # a query longer than the catalog search reads
+            raise ToolError(str(error)) from None
         exact, other = self._terms(query)
         page = self._page(request)
         hits = [

@@ -19,6 +19,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from gateway.calls import schema_message
 from gateway.errors import ConfigError, ToolError
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity, request_info
 from gateway.tooling import (
@@ -245,5 +246,5 @@ def _describe(error: jsonschema.ValidationError) -> str:
         allowed = ", ".join(sorted(known)) or "none"
         return ", ".join(f"unknown argument {prefix + name!r} (allowed: {allowed})" for name in unknown)
     if not where:
-        return f"arguments: {error.message}"
-    return f"argument {where!r}: {error.message}"
+        return f"arguments: {schema_message(error)}"
+    return f"argument {where!r}: {schema_message(error)}"

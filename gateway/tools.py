@@ -8,7 +8,7 @@ from typing import Any
 from catalog.errors import SchemaTooLargeError, UnknownNameError
 from catalog.model import Catalog, Function
 from catalog.render import describe_function, explain_term
-from catalog.search import search
+from catalog.search import MAX_QUERY_CHARS, search
 from gateway.calls import Dispatcher
 from gateway.errors import ConfigError, ToolError
 from gateway.results import response_result, value_result
@@ -60,7 +60,11 @@ def _fixed_specs() -> list[ToolSpec]:
             {
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "The task in a few words."},
+                    "query": {
+                        "type": "string",
+                        "maxLength": MAX_QUERY_CHARS,
+                        "description": "The task in a few words.",
+                    },
                     "module": {"type": "string", "description": "Restrict to one module."},
                     "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
                 },

@@ -29,7 +29,7 @@ from catalog.errors import UnknownNameError
 from catalog.loading import load_document
 from catalog.model import Catalog
 from catalog.render import function_line, module_line
-from catalog.search import MODULE_LISTING_CAP, SearchIndex, search
+from catalog.search import MAX_QUERY_CHARS, MODULE_LISTING_CAP, SearchIndex, search
 from tests.corpus import corpus_catalog
 
 QUERIES = Path(__file__).parent / "search_queries"
@@ -519,6 +519,14 @@ def test_a_query_without_hits_in_a_module_says_which_module(shop: Catalog) -> No
     result = search(shop, "customers", module="orders")
     assert result.functions == () or all(function.module == "orders" for function in result.functions)
     assert result.text
+
+
+def test_a_query_longer_than_the_cap_is_refused_with_what_to_do(shop: Catalog) -> None:
+    longest = ("refund an order " * 100)[:MAX_QUERY_CHARS]
+    assert search(shop, longest).text
+    with pytest.raises(ValueError, match=r"the query is 1,001 characters; say the task in at most 1,000"):
+        search(shop, longest + "x")
+    assert search(shop, f"  {longest}  ").text  # the blanks around a query do not count
 
 
 def test_limit_caps_the_hits_and_must_be_positive(github: Catalog) -> None:

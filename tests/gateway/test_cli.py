@@ -66,3 +66,40 @@ def test_wrong_usage_exits_two(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["catalog", "search"])
     assert exit_info.value.code == EXIT_USAGE
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["serve", "--port", "-5"], "argument --port: a port is 0 to 65535, not '-5'"),
+        (["serve", "--port", "http"], "argument --port: 'http' is not a whole number"),
+        (["serve", "--timeout", "0"], "argument --timeout: must be a positive number of seconds, not '0'"),
+        (["serve", "--max-output-bytes", "0"], "argument --max-output-bytes: must be 1 or more, not '0'"),
+        (["catalog", "search", "demo", "refund", "--limit", "0"], "argument --limit: must be 1 or more, not '0'"),
+        (["catalog", "check", "demo", "--warnings", "-1"], "argument --warnings: must be 0 or more, not '-1'"),
+    ],
+)
+def test_out_of_range_options_are_usage_errors_that_say_what_is_allowed(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == EXIT_USAGE
+    assert says in capsys.readouterr().err
+
+
+def test_a_bad_port_in_the_environment_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCP_GATEWAY_PORT", "eighty")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve"])
+    assert exit_info.value.code == EXIT_USAGE
+    assert "'eighty' is not a whole number" in capsys.readouterr().err
+
+
+def test_a_query_too_long_to_read_exits_two_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "search", "demo", "refund " * 200]) == EXIT_USAGE
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "say the task in at most 1,000" in captured.err

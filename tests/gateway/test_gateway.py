@@ -169,6 +169,21 @@ async def test_bad_arguments_name_every_bad_or_missing_arg_and_point_to_describe
     assert "describe_function('orders.create_order')" in message
 
 
+async def test_a_huge_argument_is_refused_without_being_echoed_back() -> None:
+    app, _ = make_gateway()
+    huge = "kettle " * 20_000
+    async with connect(app) as client:
+        query = await client.call_tool("search_functions", {"query": huge})
+        status = await client.call_tool("call_function", {"name": "orders.list_orders", "args": {"status": huge}})
+    for result in (query, status):
+        assert result.is_error
+        message = text(result)
+        assert "'kettle kettle" in message and "… (140,002 characters)" in message, message
+        assert len(message) < 800
+    assert "argument 'query': 'kettle" in text(query) and "is too long" in text(query)
+    assert "argument 'status'" in text(status)
+
+
 async def test_rest_errors_are_tool_errors_with_status_and_body() -> None:
     app, _ = make_gateway()
     async with connect(app) as client:

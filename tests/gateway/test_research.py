@@ -195,6 +195,14 @@ async def test_without_a_reference_page_results_have_no_url_and_a_blank_query_fi
     assert blank == []
 
 
+async def test_a_search_longer_than_the_catalog_reads_is_a_failed_result_saying_the_cap() -> None:
+    app, _ = make_gateway(True)
+    async with connect(app) as client:
+        result = await client.call_tool("search", {"query": "orders " * 300})
+    assert result.is_error
+    assert only_text(result) == "the query is 2,099 characters; say the task in at most 1,000 (a few words work best)"
+
+
 async def test_fetch_gives_exactly_the_text_describe_function_and_explain_term_give() -> None:
     app, _ = make_gateway(ResearchConfig(reference_url=REFERENCE))
     async with connect(app) as client:
