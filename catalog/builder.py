@@ -19,8 +19,9 @@ from catalog.naming import (
     function_name_from_route,
     path_resources,
     snake_case,
+    split_words,
 )
-from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, SchemaSpace
+from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, MAX_SCHEMA_DEPTH, TOO_DEEP, SchemaSpace
 
 __all__ = ["build_catalog", "load_catalog"]
 
@@ -172,9 +173,10 @@ class _Builder:
     def _assign_modules(self, operations: list[_Operation]) -> None:
         untagged: dict[str, list[tuple[_Operation, list[str]]]] = defaultdict(list)
         for op in operations:
-            if op.tag is not None:
+            if op.tag is not None and split_words(op.tag):
                 op.module = snake_case(op.tag)
                 continue
+            # Untagged, or a tag without a Latin letter or digit ("用户"), which would name no module: by path.
             resources = path_resources(op.path)
             untagged[resources[0] if resources else "root"].append((op, resources))
         for group, members in untagged.items():
@@ -203,7 +205,8 @@ class _Builder:
     def _name_functions(self, operations: list[_Operation]) -> list[Function]:
         for op in operations:
             operation_id = op.operation.get("operationId")
-            if isinstance(operation_id, str) and operation_id.strip():
+            if isinstance(operation_id, str) and split_words(operation_id):
+                # An id without a Latin letter or digit ("获取用户") names nothing an agent can type: the route does.
                 raw = snake_case(operation_id)
                 cleaned = snake_case(clean_operation_id(operation_id, method=op.method, path=op.path))
                 op.base_name = _strip_prefix(cleaned, op.module)
@@ -386,10 +389,15 @@ class _Builder:
                     returns = RefResolver.schema_name(resolved.get("items"))
         return returns, schema, tuple(types)
 
-    def _keep_named(self, schema: Any, refs: set[str], seen: tuple[str, ...] = ()) -> dict[str, Any]:
-        """A copy of `schema` with refs inlined, except refs to named component schemas (recorded in `refs`)."""
+    def _keep_named(self, schema: Any, refs: set[str], seen: tuple[str, ...] = (), depth: int = 0) -> dict[str, Any]:
+        """A copy of `schema` with refs inlined, except refs to named component schemas (recorded in `refs`).
+
+        Subschemas nested more than MAX_SCHEMA_DEPTH levels deep are cut (TOO_DEEP stands for them).
+        """
         if not isinstance(schema, Mapping):
             return {} if schema is None or schema is True else {"not": {}} if schema is False else {}
+        if depth > MAX_SCHEMA_DEPTH:
+            return dict(TOO_DEEP)
         ref = schema.get("$ref")
         if isinstance(ref, str):
             name = RefResolver.schema_name(schema)
@@ -399,15 +407,16 @@ class _Builder:
             if ref in seen or len(seen) > 16:
                 return {}
             target, _ = self.resolver.deref(schema)
-            return self._keep_named(target, refs, (*seen, ref)) if target is not None else dict(schema)
+            return self._keep_named(target, refs, (*seen, ref), depth) if target is not None else dict(schema)
         out: dict[str, Any] = {}
+        below = depth + 1
         for key, value in schema.items():
             if key == "properties" and isinstance(value, Mapping):
-                out[key] = {str(k): self._keep_named(v, refs, seen) for k, v in value.items()}
+                out[key] = {str(k): self._keep_named(v, refs, seen, below) for k, v in value.items()}
             elif key in _SCHEMA_KEYS_WITH_SCHEMA and isinstance(value, Mapping):
-                out[key] = self._keep_named(value, refs, seen)
+                out[key] = self._keep_named(value, refs, seen, below)
             elif key in _SCHEMA_KEYS_WITH_LIST and isinstance(value, list):
-                out[key] = [self._keep_named(v, refs, seen) for v in value]
+                out[key] = [self._keep_named(v, refs, seen, below) for v in value]
             else:
                 out[key] = value
         return out

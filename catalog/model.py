@@ -11,6 +11,7 @@ from urllib.parse import unquote
 
 from catalog.errors import UnknownNameError
 from catalog.naming import is_valid_tool_name, tool_name
+from catalog.schemas import check_size
 
 if TYPE_CHECKING:
     from catalog._refs import RefResolver
@@ -99,13 +100,17 @@ class Function:
                 return f"argument name {arg.name!r} does not match ^[a-zA-Z0-9_.-]{{1,64}}$"
         return None
 
-    def input_schema(self) -> JSONSchema:
+    def input_schema(self, *, capped: bool = True) -> JSONSchema:
         """The JSON Schema 2020-12 of the flat arguments, as a promoted tool advertises it.
 
         One property per argument name, required when any argument of that name is, path arguments always;
-        no other properties. Raises SchemaTooLargeError past the node cap.
+        no other properties. Raises SchemaTooLargeError past the node cap, unless `capped` is False (what
+        call_function validates against: any function can be called, only small ones advertised).
         """
-        return self._input_schema
+        schema = self._input_schema
+        if capped:
+            check_size(schema, max_nodes=self._max_nodes, what=f"function {self.name!r}")
+        return schema
 
     def output_schema(self) -> JSONSchema | None:
         """The JSON Schema 2020-12 of the success response when it is an object, else None."""
@@ -133,7 +138,7 @@ class Function:
         if required:
             schema["required"] = required
         schema["additionalProperties"] = False
-        return self._space.standalone(schema, names, max_nodes=self._max_nodes, what=f"function {self.name!r}")
+        return self._space.standalone(schema, names)
 
     @cached_property
     def _output_schema(self) -> JSONSchema | None:
@@ -142,7 +147,8 @@ class Function:
         if self.return_schema is None or self._space is None:
             return None
         converted, refs = self._space.convert(self.return_schema)
-        schema = self._space.standalone(converted, refs, max_nodes=self._max_nodes, what=f"{self.name!r}'s result")
+        schema = self._space.standalone(converted, refs)
+        check_size(schema, max_nodes=self._max_nodes, what=f"{self.name!r}'s result")
         target = schema
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):

@@ -14,9 +14,21 @@ from urllib.parse import quote
 from catalog._refs import RefResolver, encode_pointer_token
 from catalog.errors import SchemaTooLargeError
 
-__all__ = ["DEFAULT_MAX_SCHEMA_NODES", "SchemaSpace", "count_nodes", "defs_ref"]
+__all__ = [
+    "DEFAULT_MAX_SCHEMA_NODES",
+    "MAX_SCHEMA_DEPTH",
+    "TOO_DEEP",
+    "SchemaSpace",
+    "check_size",
+    "count_nodes",
+    "defs_ref",
+]
 
 DEFAULT_MAX_SCHEMA_NODES = 1000
+#: Schemas nested deeper than this (real documents nest under 15) are cut there: what lies below accepts anything.
+MAX_SCHEMA_DEPTH = 64
+#: What stands for a schema cut at MAX_SCHEMA_DEPTH (it accepts anything).
+TOO_DEEP: dict[str, Any] = {"description": f"(nested more than {MAX_SCHEMA_DEPTH} levels deep: not described further)"}
 
 JSONSchema = dict[str, Any]
 
@@ -49,12 +61,29 @@ def defs_ref(name: str) -> str:
 
 
 def count_nodes(schema: Any) -> int:
-    """The number of schema objects (mappings) in `schema`, nested ones included."""
-    if isinstance(schema, Mapping):
-        return 1 + sum(count_nodes(value) for value in schema.values())
-    if isinstance(schema, list):
-        return sum(count_nodes(value) for value in schema)
-    return 0
+    """The number of schema objects (mappings) in `schema`, nested ones included, however deep."""
+    count = 0
+    pending = [schema]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, Mapping):
+            count += 1
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return count
+
+
+def check_size(schema: JSONSchema, *, max_nodes: int, what: str) -> None:
+    """SchemaTooLargeError when `schema` (the JSON Schema of `what`) has more than `max_nodes` nodes."""
+    size = count_nodes(schema)
+    if size > max_nodes:
+        raise SchemaTooLargeError(
+            f"the JSON Schema of {what} has {size} nodes, over the cap of {max_nodes}; "
+            "raise max_schema_nodes or keep this function out of promoted tools",
+            nodes=size,
+            limit=max_nodes,
+        )
 
 
 class SchemaSpace:
@@ -69,7 +98,7 @@ class SchemaSpace:
     def convert(self, schema: Any) -> tuple[JSONSchema, frozenset[str]]:
         """`schema` as JSON Schema 2020-12, and the names of the component schemas it references directly."""
         names: set[str] = set()
-        converted = self._convert(schema, names, ())
+        converted = self._convert(schema, names, (), 0)
         return converted, frozenset(names)
 
     def component(self, name: str) -> tuple[JSONSchema, frozenset[str]]:
@@ -95,30 +124,24 @@ class SchemaSpace:
             pending.extend(ref for ref in refs if ref not in found)
         return {name: found[name] for name in sorted(found)}
 
-    def standalone(self, schema: JSONSchema, names: Iterable[str], *, max_nodes: int, what: str) -> JSONSchema:
-        """`schema` with the `$defs` it needs attached; SchemaTooLargeError past `max_nodes` nodes."""
+    def standalone(self, schema: JSONSchema, names: Iterable[str]) -> JSONSchema:
+        """`schema` with the `$defs` it needs attached."""
         defs = self.closure(names)
         result = dict(schema)
         if defs:
             result["$defs"] = defs
-        size = count_nodes(result)
-        if size > max_nodes:
-            raise SchemaTooLargeError(
-                f"the JSON Schema of {what} has {size} nodes, over the cap of {max_nodes}; "
-                "raise max_schema_nodes or keep this function out of promoted tools",
-                nodes=size,
-                limit=max_nodes,
-            )
         return result
 
-    def _convert(self, schema: Any, names: set[str], inlining: tuple[str, ...]) -> JSONSchema:
+    def _convert(self, schema: Any, names: set[str], inlining: tuple[str, ...], depth: int) -> JSONSchema:
+        if depth > MAX_SCHEMA_DEPTH:
+            return dict(TOO_DEEP)
         if isinstance(schema, bool):
             return {} if schema else {"not": {}}
         if not isinstance(schema, Mapping):
             return {}
         ref = schema.get("$ref")
         if isinstance(ref, str):
-            target = self._ref(ref, names, inlining)
+            target = self._ref(ref, names, inlining, depth)
             siblings = {key: value for key, value in schema.items() if key != "$ref"}
             if not siblings or self._openapi_30:
                 # OpenAPI 3.0: siblings of $ref are ignored, except that a description is worth keeping.
@@ -126,11 +149,11 @@ class SchemaSpace:
                 if isinstance(description, str) and description and "$ref" in target:
                     return {**target, "description": description}
                 return target
-            rest = self._convert(siblings, names, inlining)
+            rest = self._convert(siblings, names, inlining, depth)
             return {**rest, **target} if "$ref" in target else {"allOf": [target], **rest}
-        return self._convert_object(schema, names, inlining)
+        return self._convert_object(schema, names, inlining, depth + 1)
 
-    def _ref(self, ref: str, names: set[str], inlining: tuple[str, ...]) -> JSONSchema:
+    def _ref(self, ref: str, names: set[str], inlining: tuple[str, ...], depth: int) -> JSONSchema:
         name = RefResolver.schema_name({"$ref": ref})
         if name is not None and name in self._resolver.schemas:
             names.add(name)
@@ -140,24 +163,27 @@ class SchemaSpace:
         target, _ = self._resolver.deref({"$ref": ref})
         if target is None:
             return {}
-        return self._convert(target, names, (*inlining, ref))
+        return self._convert(target, names, (*inlining, ref), depth + 1)
 
-    def _convert_object(self, schema: Mapping[str, Any], names: set[str], inlining: tuple[str, ...]) -> JSONSchema:
+    def _convert_object(
+        self, schema: Mapping[str, Any], names: set[str], inlining: tuple[str, ...], depth: int
+    ) -> JSONSchema:
+        """`schema`'s keywords in 2020-12; its subschemas are converted at `depth` (one below `schema`)."""
         out: JSONSchema = {}
         for key, value in schema.items():
             if key in _SCHEMA_MAP_KEYWORDS:
                 if isinstance(value, Mapping):
-                    out[key] = {str(k): self._convert(v, names, inlining) for k, v in value.items()}
+                    out[key] = {str(k): self._convert(v, names, inlining, depth) for k, v in value.items()}
             elif key in _SCHEMA_KEYWORDS:
                 if key == "items" and isinstance(value, list):
-                    out["prefixItems"] = [self._convert(v, names, inlining) for v in value]
+                    out["prefixItems"] = [self._convert(v, names, inlining, depth) for v in value]
                 elif key == "additionalProperties" and isinstance(value, bool):
                     out[key] = value
                 elif isinstance(value, Mapping | bool):
-                    out[key] = self._convert(value, names, inlining)
+                    out[key] = self._convert(value, names, inlining, depth)
             elif key in _SCHEMA_LIST_KEYWORDS:
                 if isinstance(value, list) and value:
-                    out[key] = [self._convert(v, names, inlining) for v in value]
+                    out[key] = [self._convert(v, names, inlining, depth) for v in value]
             elif key == "type":
                 kind = _convert_type(value)
                 if kind is not None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from catalog.model import Arg, Catalog, Function, Term
 from catalog.render import function_line, return_type, signature, type_of
+from catalog.schemas import MAX_SCHEMA_DEPTH, TOO_DEEP
 
 __all__ = ["SNAPSHOT_FORMAT", "catalog_snapshot", "dump_snapshot"]
 
@@ -82,10 +83,16 @@ def _term(term: Term) -> dict[str, Any]:
     return data
 
 
-def _sorted(value: Any) -> Any:
-    """Schemas with keys sorted, so the same schema written in another key order snapshots the same."""
+def _sorted(value: Any, depth: int = 0) -> Any:
+    """Schemas with keys sorted, so the same schema written in another key order snapshots the same.
+
+    Values nested more than twice MAX_SCHEMA_DEPTH levels (a schema level is two: `properties`, then the
+    property) are cut, as the catalog cuts the schemas it converts.
+    """
+    if depth > 2 * MAX_SCHEMA_DEPTH and isinstance(value, dict | list):
+        return dict(TOO_DEEP)
     if isinstance(value, dict):
-        return {key: _sorted(value[key]) for key in sorted(value, key=str)}
+        return {key: _sorted(value[key], depth + 1) for key in sorted(value, key=str)}
     if isinstance(value, list):
-        return [_sorted(item) for item in value]
+        return [_sorted(item, depth + 1) for item in value]
     return value

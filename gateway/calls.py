@@ -51,7 +51,7 @@ class Dispatcher:
         """ArgumentError naming every missing, unknown or ill-typed argument."""
         validator = self._validators.get(function.name)
         if validator is None:
-            validator = jsonschema.Draft202012Validator(function.input_schema())
+            validator = jsonschema.Draft202012Validator(function.input_schema(capped=False))
             self._validators[function.name] = validator
         problems: list[str] = []
         names: list[str] = []
@@ -62,7 +62,7 @@ class Dispatcher:
                 problems.extend(f"missing required argument {name!r}" for name in missing)
                 names.extend(missing)
             elif error.validator == "additionalProperties" and not error.absolute_path:
-                extra = [name for name in args if name not in function.input_schema()["properties"]]
+                extra = [name for name in args if name not in function.input_schema(capped=False)["properties"]]
                 problems.extend(f"unknown argument {name!r}" for name in extra)
                 names.extend(extra)
             else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
@@ -11,6 +12,9 @@ from catalog.builder import build_catalog
 from catalog.errors import DocumentError, SchemaTooLargeError, UnknownNameError
 from catalog.loading import load_document
 from catalog.model import Catalog
+from catalog.render import describe_function, explain_term
+from catalog.schemas import MAX_SCHEMA_DEPTH, TOO_DEEP
+from catalog.snapshot import catalog_snapshot, dump_snapshot
 
 
 def catalog_of(paths: dict[str, Any], *, schemas: dict[str, Any] | None = None, **extra: Any) -> Catalog:
@@ -76,6 +80,23 @@ def test_camel_case_and_slashed_operation_ids_become_snake_case_without_the_modu
 def test_operations_without_operation_id_are_named_from_method_and_path() -> None:
     catalog = catalog_of({"/pets/{petId}": {"delete": op(tags=["pets"])}})
     assert [f.name for f in catalog.functions()] == ["pets.delete_pets_by_pet_id"]
+
+
+def test_ids_and_tags_without_a_latin_letter_name_nothing_so_the_route_names_the_function_and_module() -> None:
+    catalog = catalog_of(
+        {
+            "/users/{id}": {"get": op(operationId="获取用户", tags=["用户"])},
+            "/orders": {
+                "get": op(operationId="$$$", tags=["订单"]),
+                "post": op(operationId="créerCommande", tags=["订单"]),
+            },
+        }
+    )
+    assert [f.name for f in catalog.functions()] == [
+        "orders.creer_commande",
+        "orders.get_orders",
+        "users.get_users_by_id",
+    ]
 
 
 def test_colliding_names_are_made_unique_and_stable() -> None:
@@ -295,6 +316,50 @@ def test_an_input_schema_over_the_node_cap_is_refused_clearly() -> None:
     catalog = build_catalog(load_document(document), max_schema_nodes=30)
     with pytest.raises(SchemaTooLargeError, match=r"'a\.big' has \d+ nodes, over the cap of 30"):
         catalog.function("a.big").input_schema()
+
+
+def test_the_node_cap_bounds_what_a_tool_advertises_not_what_can_be_called() -> None:
+    properties = {f"p{i}": {"type": "string"} for i in range(40)}
+    body = {"content": {"application/json": {"schema": {"type": "object", "properties": properties}}}}
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "paths": {"/a": {"post": op(requestBody=body)}},
+    }
+    function = build_catalog(load_document(document), max_schema_nodes=30).function("a.post_a")
+    with pytest.raises(SchemaTooLargeError):
+        function.input_schema()
+    assert len(function.input_schema(capped=False)["properties"]) == 40
+
+
+def nested_text(levels: int) -> str:
+    """A schema nested `levels` objects deep, as JSON text (json.dumps itself would exhaust the stack)."""
+    return '{"type": "object", "properties": {"x": ' * levels + '{"type": "string"}' + "}}" * levels
+
+
+def test_schemas_nested_past_the_depth_cap_are_cut_there_and_never_exhaust_the_stack() -> None:
+    # 450 levels: deep enough to exhaust Python's stack in any recursive walk, shallow enough for json to parse.
+    body = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Deep"}}}}
+    result = {"200": {"description": "ok", "content": {"application/json": {"schema": "DEEP"}}}}
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "T", "version": "1"},
+        "paths": {"/a": {"post": {"requestBody": body, "responses": result}}},
+        "components": {"schemas": {"Deep": "DEEP"}},
+    }
+    text = json.dumps(document).replace('"DEEP"', nested_text(450))
+    catalog = build_catalog(load_document(text))
+    function = catalog.function("a.post_a")
+    schema = function.input_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    level: Any = schema["properties"]["x"]  # the body's one property, flattened into an argument
+    depth = 0
+    while "properties" in level:
+        level, depth = level["properties"]["x"], depth + 1
+    assert (depth, level) == (MAX_SCHEMA_DEPTH + 1, TOO_DEEP)
+    assert json.loads(dump_snapshot(catalog_snapshot(catalog)))["terms"][0]["name"] == "Deep"
+    assert describe_function(catalog, function).startswith("a.post_a(")
+    assert explain_term(catalog, catalog.term("Deep")).startswith("Deep")
 
 
 def test_terms_are_found_by_exact_name_then_case_insensitively_by_name_or_alias() -> None:

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from starlette.requests import Request
 
 from catalog.composite import Caller, Concept, composite
+from catalog.errors import SchemaTooLargeError
 from gateway.app import Gateway
 from gateway.credentials import bearer_to_headers
 from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
@@ -167,6 +168,18 @@ async def test_bad_arguments_name_every_bad_or_missing_arg_and_point_to_describe
     for part in ("missing required argument 'customer_id'", "unknown argument 'colour'", "'items'"):
         assert part in message
     assert "describe_function('orders.create_order')" in message
+
+
+async def test_a_function_over_the_schema_node_cap_is_still_called_and_its_arguments_checked() -> None:
+    app, gateway = make_gateway(max_schema_nodes=5)
+    with pytest.raises(SchemaTooLargeError):
+        gateway.catalog.function("orders.create_order").input_schema()
+    async with connect(app) as client:
+        bad = await client.call_tool("call_function", {"name": "orders.create_order", "args": {"colour": "red"}})
+        product = await client.call_tool("call_function", {"name": "products.get_product", "args": {"product_id": 1}})
+    assert bad.is_error
+    assert "missing required argument 'customer_id'" in text(bad) and "unknown argument 'colour'" in text(bad)
+    assert not product.is_error and json.loads(text(product))["id"] == 1
 
 
 async def test_a_huge_argument_is_refused_without_being_echoed_back() -> None:
