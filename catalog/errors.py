@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["CatalogConfigError", "CatalogError", "DocumentError", "SchemaTooLargeError", "UnknownNameError"]
+__all__ = ["CatalogConfigError", "CatalogError", "DocumentError", "SchemaTooLargeError", "UnknownNameError", "shown"]
+
+#: How much of a name a caller gave an error message quotes.
+_SHOWN_CHARS = 100
+
+
+def shown(name: str) -> str:
+    """`name` quoted for an error message, cut short when long: names come from callers, and an error must not
+    send a megabyte back."""
+    if len(name) <= _SHOWN_CHARS:
+        return repr(name)
+    return f"{name[:_SHOWN_CHARS]!r}… ({len(name):,} characters)"
 
 
 class CatalogError(Exception):

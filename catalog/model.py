@@ -9,7 +9,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote
 
-from catalog.errors import UnknownNameError
+from catalog.errors import UnknownNameError, shown
 from catalog.naming import is_valid_tool_name, tool_name
 from catalog.schemas import check_size
 
@@ -224,7 +224,7 @@ class Catalog:
         found = self._functions.get(name) or self._functions.get(name.replace("-", ".", 1))
         if found is None:
             raise UnknownNameError(
-                f"no function named {name!r}",
+                f"no function named {shown(name)}",
                 name=name,
                 suggestions=_closest(name, self._functions),
             )
@@ -234,7 +234,9 @@ class Catalog:
         """The module with this name; UnknownNameError lists the closest names."""
         found = self._modules.get(name)
         if found is None:
-            raise UnknownNameError(f"no module named {name!r}", name=name, suggestions=_closest(name, self._modules))
+            raise UnknownNameError(
+                f"no module named {shown(name)}", name=name, suggestions=_closest(name, self._modules)
+            )
         return found
 
     def term(self, name: str) -> Term:
@@ -242,7 +244,7 @@ class Catalog:
         found = self._terms.get(name) or self._folded_terms.get(name.casefold())
         if found is None:
             raise UnknownNameError(
-                f"no term named {name!r}",
+                f"no term named {shown(name)}",
                 name=name,
                 suggestions=_closest(
                     name, self._folded_terms, original={k: t.name for k, t in self._folded_terms.items()}

@@ -19,7 +19,7 @@ from typing import Final
 
 from catalog._search_index import FunctionIndex
 from catalog._search_query import parse_query
-from catalog.errors import UnknownNameError
+from catalog.errors import UnknownNameError, shown
 from catalog.model import Catalog, Function, Module
 from catalog.render import function_line, module_line
 
@@ -154,7 +154,7 @@ def _check_module(catalog: Catalog, module: str) -> None:
     except UnknownNameError as error:
         closest = f"; closest: {', '.join(error.suggestions)}" if error.suggestions else ""
         raise UnknownNameError(
-            f"no module named {module!r}{closest}; search without query and module to list every module",
+            f"no module named {shown(module)}{closest}; search without query and module to list every module",
             name=module,
             suggestions=error.suggestions,
         ) from None

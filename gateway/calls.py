@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import jsonschema
 
-from catalog.errors import UnknownNameError
+from catalog.errors import UnknownNameError, shown
 from catalog.model import Catalog, Function
 from gateway.dispatch import HttpResponse, Transport, build_request
 from gateway.errors import ArgumentError, RestError, ToolError
@@ -45,7 +45,7 @@ class Dispatcher:
             return self.catalog.function(name)
         except UnknownNameError as error:
             hint = f" Did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
-            raise ToolError(f"Unknown function {name!r}.{hint} Call search_functions to find functions.") from None
+            raise ToolError(f"Unknown function {shown(name)}.{hint} Call search_functions to find functions.") from None
 
     def validate(self, function: Function, args: Mapping[str, Any]) -> None:
         """ArgumentError naming every missing, unknown or ill-typed argument."""
@@ -63,7 +63,7 @@ class Dispatcher:
                 names.extend(missing)
             elif error.validator == "additionalProperties" and not error.absolute_path:
                 extra = [name for name in args if name not in function.input_schema(capped=False)["properties"]]
-                problems.extend(f"unknown argument {name!r}" for name in extra)
+                problems.extend(f"unknown argument {shown(name)}" for name in extra)
                 names.extend(extra)
             else:
                 where = ".".join(str(part) for part in error.absolute_path) or "args"

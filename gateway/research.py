@@ -24,7 +24,7 @@ from types import MappingProxyType
 from typing import Any, NotRequired, TypedDict
 from urllib.parse import quote
 
-from catalog.errors import UnknownNameError
+from catalog.errors import UnknownNameError, shown
 from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term
 from catalog.search import search
@@ -349,7 +349,7 @@ class _CatalogResearch:
             url = self._url(page, anchor("term", term.name))
         else:
             raise ToolError(
-                f"Unknown id {id_!r}: ids look like 'function:orders.create' or 'term:Order'. "
+                f"Unknown id {shown(id_)}: ids look like 'function:orders.create' or 'term:Order'. "
                 "Call search first and pass one of the ids it returns."
             )
         if url is not None:
@@ -359,7 +359,7 @@ class _CatalogResearch:
 
 def _unknown_id(id_: str, error: UnknownNameError, prefix: str) -> str:
     closest = f" Closest: {', '.join(prefix + name for name in error.suggestions)}." if error.suggestions else ""
-    return f"Unknown id {id_!r}: {error}.{closest} Call search to find ids."
+    return f"Unknown id {shown(id_)}: {error}.{closest} Call search to find ids."
 
 
 def _words(text: str) -> list[str]:
@@ -487,7 +487,7 @@ class _DataResearch:
                 return float(id_)
         except ValueError:
             raise ToolError(
-                f"Unknown id {id_!r}: {self.fetch_function.name} takes an {self.id_type} {self.source.id_arg!r}. "
+                f"Unknown id {shown(id_)}: {self.fetch_function.name} takes an {self.id_type} {self.source.id_arg!r}. "
                 "Call search first and pass one of the ids it returns."
             ) from None
         return id_

@@ -19,6 +19,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
+from catalog.errors import shown
 from gateway.calls import schema_message
 from gateway.errors import ConfigError, ToolError
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity, request_info
@@ -121,7 +122,7 @@ class McpEndpoint:
         """
         spec = self._specs.get(name)
         if spec is None:
-            raise ToolError(f"unknown tool {name!r}; the tools are {', '.join(self._specs) or 'none'}")
+            raise ToolError(f"unknown tool {shown(name)}; the tools are {', '.join(self._specs) or 'none'}")
         arguments = dict(args)
         try:
             problems = self._argument_problems(name, arguments)
@@ -174,7 +175,7 @@ class McpEndpoint:
             # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602).
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown tool {params.name!r}; call tools/list for the tools this server has",
+                message=f"Unknown tool {shown(params.name)}; call tools/list for the tools this server has",
             )
         info = request_info(ctx.request) if ctx.request is not None else _STDIO
         result = await self.call_tool(params.name, params.arguments or {}, info)
@@ -244,7 +245,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
         known = set(schema.get("properties", {}))
         unknown = [str(name) for name in instance if name not in known]
         allowed = ", ".join(sorted(known)) or "none"
-        return ", ".join(f"unknown argument {prefix + name!r} (allowed: {allowed})" for name in unknown)
+        return ", ".join(f"unknown argument {shown(prefix + name)} (allowed: {allowed})" for name in unknown)
     if not where:
         return f"arguments: {schema_message(error)}"
     return f"argument {where!r}: {schema_message(error)}"

@@ -197,6 +197,23 @@ async def test_a_huge_argument_is_refused_without_being_echoed_back() -> None:
     assert "argument 'status'" in text(status)
 
 
+async def test_huge_unknown_names_are_quoted_cut_short_in_every_error() -> None:
+    app, _ = make_gateway()
+    huge = "orders." + "x" * 100_000
+    async with connect(app) as client:
+        results = [
+            await client.call_tool("call_function", {"name": huge}),
+            await client.call_tool("call_function", {"name": "orders.list_orders", "args": {huge: 1}}),
+            await client.call_tool("describe_function", {"names": [huge]}),
+            await client.call_tool("explain_term", {"name": huge}),
+            await client.call_tool("search_functions", {"module": huge}),
+        ]
+    for result in results:
+        assert result.is_error
+        assert "xxx'… (100,007 characters)" in text(result), text(result)[:300]
+        assert len(text(result)) < 1_000
+
+
 async def test_rest_errors_are_tool_errors_with_status_and_body() -> None:
     app, _ = make_gateway()
     async with connect(app) as client:
