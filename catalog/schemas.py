@@ -8,7 +8,7 @@ finite. Keywords whose values are malformed (real documents have them) are dropp
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 from urllib.parse import quote
 
 from catalog._refs import RefResolver, encode_pointer_token
@@ -28,7 +28,9 @@ DEFAULT_MAX_SCHEMA_NODES = 1000
 #: Schemas nested deeper than this (real documents nest under 15) are cut there: what lies below accepts anything.
 MAX_SCHEMA_DEPTH = 64
 #: What stands for a schema cut at MAX_SCHEMA_DEPTH (it accepts anything).
-TOO_DEEP: dict[str, Any] = {"description": f"(nested more than {MAX_SCHEMA_DEPTH} levels deep: not described further)"}
+TOO_DEEP: Final[dict[str, Any]] = {
+    "description": f"(nested more than {MAX_SCHEMA_DEPTH} levels deep: not described further)"
+}
 
 JSONSchema = dict[str, Any]
 
