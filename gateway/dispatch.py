@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -17,6 +18,7 @@ from urllib.parse import quote, unquote
 import anyio
 import httpx2
 
+from catalog.errors import shown
 from catalog.model import Arg, Function
 from gateway.errors import ArgumentError
 
@@ -25,6 +27,10 @@ __all__ = ["HttpResponse", "RestRequest", "Transport", "build_request"]
 _FORM = "application/x-www-form-urlencoded"
 _MULTIPART = "multipart/form-data"
 _IN_PROCESS_HOST: Final = "rest.internal"
+#: A path segment of dots only.
+_DOTS: Final = re.compile(r"^\.{1,2}$")
+#: Control characters (tab aside), which no header value may hold.
+_CONTROL: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: What httpx2's client would add; no Accept-Encoding, so the app answers uncompressed bytes.
 _IN_PROCESS_HEADERS: Final = (
     (b"accept", b"*/*"),
@@ -79,15 +85,18 @@ def build_request(function: Function, args: Mapping[str, Any]) -> RestRequest:
         elif arg.location == "query":
             query.extend(_query_pairs(arg, value))
         elif arg.location == "header":
-            headers.append((arg.name, _simple(value, explode=bool(arg.explode))))
+            headers.append((arg.name, _header_text(arg, _simple(value, explode=bool(arg.explode)))))
         elif arg.location == "cookie":
-            cookies.append(f"{arg.name}={_simple(value, explode=False)}")
+            cookies.append(f"{arg.name}={_header_text(arg, _simple(value, explode=False), cookie=True)}")
         elif arg.body_property is not None:
             body_values[arg.body_property] = value
         else:
             whole_body = value
     if cookies:
         headers.append(("cookie", "; ".join(cookies)))
+    # A value that makes a whole segment "." or ".." would be a dot-segment, which HTTP clients resolve:
+    # /files/{name}/content with name ".." would call /content. Escaped, it stays the value.
+    path = "/".join(_DOTS.sub(lambda match: "%2E" * len(match.group()), segment) for segment in path.split("/"))
     if function.body_content_type is None or (whole_body is _MISSING and not body_values):
         return RestRequest(method=function.method, path=path, query=tuple(query), headers=tuple(headers))
     body = body_values if whole_body is _MISSING else whole_body
@@ -200,14 +209,36 @@ def _simple(value: Any, *, explode: bool) -> str:
     return _scalar(value)
 
 
+def _header_text(arg: Arg, text: str, *, cookie: bool = False) -> str:
+    """`text` when it can travel in a header as it is; ArgumentError for what would break or forge one."""
+    # A line break would start another header, a `;` another cookie; HTTP header values are ASCII.
+    forbidden = _CONTROL.search(text) or not text.isascii() or (cookie and ";" in text)
+    if forbidden:
+        where = "a cookie" if cookie else "a header"
+        raise ArgumentError(
+            f"argument {arg.name!r} goes in {where}: use printable ASCII text"
+            + (" without ';'" if cookie else "")
+            + f", not {shown(text)}",
+            args=(arg.name,),
+        )
+    return text
+
+
 def _path_value(arg: Arg, value: Any) -> str:
     style = arg.style or "simple"
     explode = bool(arg.explode)
+    if style == "simple":
+        encoded = quote(_simple(value, explode=explode), safe=",=")
+        if not encoded:
+            raise ArgumentError(f"argument {arg.name!r} fills a path segment: it cannot be empty", args=(arg.name,))
+        return encoded
     if style == "label":
         return "." + quote(_simple(value, explode=explode), safe=",=").replace(",", "." if explode else ",")
     if style == "matrix":
         if isinstance(value, list) and explode:
             return "".join(f";{arg.name}={quote(_scalar(v), safe='')}" for v in value)
+        if isinstance(value, Mapping) and explode:
+            return "".join(f";{quote(str(k), safe='')}={quote(_scalar(v), safe='')}" for k, v in value.items())
         return f";{arg.name}={quote(_simple(value, explode=explode), safe=',')}"
     return quote(_simple(value, explode=explode), safe=",=")
 
