@@ -125,7 +125,7 @@ def decode_body(response: HttpResponse, *, function: Function) -> Any:
     elif media == "application/json" or media.endswith("+json"):
         try:
             body = json.loads(response.body)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON after all, or nested deeper than Python reads
             body = response.body.decode("utf-8", "replace")
     elif media.startswith("text/") or media in ("application/xml", "application/x-www-form-urlencoded"):
         body = response.body.decode("utf-8", "replace")

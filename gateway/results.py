@@ -30,14 +30,19 @@ def response_result(function: Function, response: HttpResponse, *, max_output_by
     media = response.content_type
     if response.status >= 400:
         return _error(function, response, max_output_bytes)
+    location = response.headers.get("location")
+    if 300 <= response.status < 400 and location:
+        # A download link (GitHub's archives) or a moved resource: the gateway does not follow it, the agent may.
+        return ToolResult.text(
+            cap_text(f"HTTP {response.status} {response.reason}: the answer is at {location} (not followed).", 4096)
+        )
     if not response.body:
         return ToolResult.text(f"HTTP {response.status} {response.reason}: done, no content.")
     if media == "application/json" or media.endswith("+json"):
         try:
-            data = json.loads(response.body)
-        except ValueError:
+            return value_result(function, json.loads(response.body), max_output_bytes=max_output_bytes)
+        except (ValueError, RecursionError):  # not JSON after all, or nested deeper than Python reads
             return ToolResult.text(cap_text(response.body.decode("utf-8", "replace"), max_output_bytes, function))
-        return value_result(function, data, max_output_bytes=max_output_bytes)
     if media.startswith("text/") or media in ("application/xml", "application/yaml", "application/x-yaml"):
         return ToolResult.text(cap_text(response.body.decode("utf-8", "replace"), max_output_bytes, function))
     if len(response.body) > max_output_bytes * 4:
@@ -54,11 +59,29 @@ def response_result(function: Function, response: HttpResponse, *, max_output_by
 
 
 def value_result(function: Function, value: Any, *, max_output_bytes: int) -> ToolResult:
-    """A JSON value as compact text, with `structured` content when it is an object and fits."""
+    """A JSON value as compact text, with `structured` content when it is an object that fits and nests little."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     capped = cap_text(text, max_output_bytes, function)
-    structured = value if isinstance(value, dict) and capped is text else None
+    structured = value if isinstance(value, dict) and capped is text and _nests_within(value, _MAX_NESTING) else None
     return ToolResult(content=(TextContent(text=capped),), structured=structured)
+
+
+#: The deepest value sent as structured content: the SDK's serializer refuses past about 250 levels, which would
+#: fail the whole MCP response; deeper values go as text only.
+_MAX_NESTING = 100
+
+
+def _nests_within(value: Any, limit: int) -> bool:
+    """True when `value` has at most `limit` levels of objects and arrays."""
+    pending: list[tuple[Any, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return False
+            children = item.values() if isinstance(item, dict) else item
+            pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return True
 
 
 def cap_text(text: str, max_output_bytes: int, function: Function | None = None) -> str:

@@ -6,11 +6,13 @@ from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Query
+from fastapi.responses import RedirectResponse, Response
 
 router = APIRouter(prefix="/debug", tags=["debug"])
 
 MAX_SLOW_SECONDS = 5.0
 MAX_BIG_SIZE = 100_000
+MAX_NESTING = 5_000
 
 
 class BoomError(RuntimeError):
@@ -38,3 +40,17 @@ async def debug_big(
 ) -> list[dict[str, Any]]:
     """Answer with a JSON list of `size` small objects (about 40 bytes each)."""
     return [{"index": i, "label": f"item {i:06d}"} for i in range(size)]
+
+
+@router.get("/nested", summary="Answer with deeply nested JSON")
+async def debug_nested(
+    levels: Annotated[int, Query(ge=1, le=MAX_NESTING, description="How many objects deep.")] = 300,
+) -> Response:
+    """Answer with `{"a": {"a": … 1}}`, `levels` objects deep (past ~1,000 Python's json cannot read it)."""
+    return Response('{"a":' * levels + "1" + "}" * levels, media_type="application/json")
+
+
+@router.get("/moved", summary="Answer with a redirect")
+async def debug_moved() -> RedirectResponse:
+    """Redirect to a download elsewhere, as archive endpoints do."""
+    return RedirectResponse("https://downloads.example.com/archive.tar.gz", status_code=302)

@@ -265,6 +265,26 @@ async def test_an_oversized_result_is_cut_with_a_hint_to_narrow_the_request() ->
     assert result.structured_content is None
 
 
+@pytest.mark.parametrize("levels", [300, 5_000])
+async def test_deeply_nested_json_comes_back_as_text_without_failing_the_response(levels: int) -> None:
+    app, _ = make_gateway(max_output_bytes=100_000)
+    async with connect(app) as client:
+        result = await client.call_tool("call_function", {"name": "debug.nested", "args": {"levels": levels}})
+    assert not result.is_error
+    assert text(result).startswith('{"a":{"a":') and text(result).endswith("}}")
+    assert result.structured_content is None
+
+
+async def test_a_redirect_says_where_the_answer_is_without_following_it() -> None:
+    app, _ = make_gateway()
+    async with connect(app) as client:
+        result = await client.call_tool("call_function", {"name": "debug.moved", "args": {}})
+    assert not result.is_error
+    assert (
+        text(result) == "HTTP 302 Found: the answer is at https://downloads.example.com/archive.tar.gz (not followed)."
+    )
+
+
 async def test_images_come_back_as_image_content() -> None:
     app, _ = make_gateway()
     async with connect(app) as client:
