@@ -1,6 +1,7 @@
 """The `mcp-gateway` command line: catalog inspection now, serving the gateway with the gateway package.
 
-Exit codes: 0 success, 1 the document was refused, a name is unknown or a snapshot check failed, 2 wrong usage.
+Exit codes: 0 success, 1 the document was refused, a name is unknown, a snapshot check failed or a file could not be
+read or written, 2 wrong usage.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_REFUSED
     except (CatalogError, GatewayError) as error:
         print(f"mcp-gateway: {error}", file=sys.stderr)
+        return EXIT_REFUSED
+    except OSError as error:  # a snapshot, page or output path that cannot be read or written
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"mcp-gateway: {where}{error.strerror or error}", file=sys.stderr)
         return EXIT_REFUSED
     return code
 

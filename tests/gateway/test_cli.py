@@ -103,3 +103,12 @@ def test_a_query_too_long_to_read_exits_two_on_stderr(capsys: pytest.CaptureFixt
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "say the task in at most 1,000" in captured.err
+
+
+def test_a_path_that_cannot_be_written_or_read_exits_one_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["catalog", "snapshot", "demo", "-o", str(tmp_path)]) == EXIT_REFUSED
+    assert capsys.readouterr().err == f"mcp-gateway: {tmp_path}: Is a directory\n"
+    assert main(["snapshot", "check", str(tmp_path)]) == EXIT_REFUSED
+    assert capsys.readouterr().err == f"mcp-gateway: {tmp_path}: Is a directory\n"
