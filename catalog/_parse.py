@@ -238,6 +238,8 @@ class _YamlBuilder:
             raise self.error(node, "a mapping key is a mapping or a list; OpenAPI keys are strings") from None
         if "<<" in result:
             result = self.merged(node)
+        elif len(result) < len(node.value):
+            self.duplicates(node)
         if "$ref" in result:
             ref = result["$ref"]
             if isinstance(ref, str):
@@ -245,6 +247,17 @@ class _YamlBuilder:
             elif not isinstance(ref, dict):
                 self.scan.irregular = True
         return result
+
+    def duplicates(self, node: MappingNode) -> None:
+        """Note each key given twice in `node`: YAML forbids it and a parser keeps only the later value."""
+        seen: set[str] = set()
+        for key, _ in node.value:
+            if key.value in seen:
+                self.scan.notes.append(
+                    f"the key {key.value!r} is given twice in one mapping (line {key.start_mark.line + 1}); "
+                    "only the later value is read, merge the two"
+                )
+            seen.add(key.value)
 
     def merged(self, node: MappingNode) -> dict[str, Any]:
         """A mapping with YAML merge keys (`<<: *base`): explicit keys win, then earlier merged mappings."""

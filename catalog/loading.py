@@ -90,7 +90,7 @@ def load_document(
 
     `source` is one of:
 
-    - a `str`: document text when, after leading whitespace, it starts with `{` or it contains a line break;
+    - a `str`: document text when, after leading whitespace, it starts with `{` or `[` or it contains a line break;
       otherwise an http(s) URL when it starts with `http://` or `https://`, else a file path;
     - an `os.PathLike`: a file path; `bytes`: document text;
     - a `Mapping`: the document itself, never mutated (and copied only when it must be changed);
@@ -104,7 +104,13 @@ def load_document(
     if isinstance(source, bytes | bytearray):
         return _load_text(bytes(source), location or "<bytes>", _base(location))
     if isinstance(source, str):
-        if source.lstrip(" \t\r\n\ufeff").startswith("{") or "\n" in source:
+        if not source.strip(" \t\r\n\ufeff"):
+            raise DocumentError(
+                "the document is an empty string (or only blanks); "
+                "pass a file path, an http(s) URL or the document's text",
+                location=location or "<string>",
+            )
+        if source.lstrip(" \t\r\n\ufeff").startswith(("{", "[")) or "\n" in source:
             return _load_text(source, location or "<string>", _base(location))
         if source.startswith(("http://", "https://")):
             return _load_text(read_uri(source), location or source, source)

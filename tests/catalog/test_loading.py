@@ -79,6 +79,12 @@ def test_a_str_is_text_when_it_starts_with_a_brace_or_has_a_line_break_else_a_pa
     assert load_document(str(path)).location == str(path)
 
 
+@pytest.mark.parametrize(("text", "what"), [("", "an empty string"), (" \n ", "an empty string"), ("[1, 2]", "a list")])
+def test_an_empty_str_or_one_that_starts_a_json_list_is_read_as_text_not_a_path(text: str, what: str) -> None:
+    with pytest.raises(DocumentError, match=what):
+        load_document(text)
+
+
 def test_a_missing_path_is_refused_with_how_a_str_is_read() -> None:
     with pytest.raises(DocumentError, match=r"no file 'nowhere.yaml'.*document text") as caught:
         load_document("nowhere.yaml")
@@ -268,6 +274,18 @@ def test_yaml_scalars_follow_yaml_1_2_so_off_and_dates_stay_strings() -> None:
         31,
         None,
     ]
+
+
+def test_a_yaml_key_given_twice_is_a_warning_naming_it_and_its_line() -> None:
+    text = MINIMAL.replace("paths: {}\n", "paths:\n  /a: {get: {}}\n  /a: {post: {}}\n")
+    document = load_document(text)
+    assert list(document.data["paths"]["/a"]) == ["post"]
+    (warning,) = [w.message for w in document.warnings if "twice" in w.message]
+    line = text.splitlines().index("  /a: {post: {}}") + 1
+    assert (
+        warning
+        == f"the key '/a' is given twice in one mapping (line {line}); only the later value is read, merge the two"
+    )
 
 
 def test_yaml_merge_keys_merge_with_explicit_keys_winning() -> None:
