@@ -178,7 +178,8 @@ def describe_function(catalog: Catalog, function: Function) -> str:
     route = f"{function.method} {function.path}" if function.method else "composite"
     body = f" · body as {function.body_content_type}" if function.body_content_type else ""
     lines.append(f"  {route} · {_marks(function)}{body}")
-    lines.append(f"  {function.summary}")
+    if function.summary and function.summary != route:  # without one, the builder makes it the route, said above
+        lines.append(f"  {function.summary}")
     description = function.description.strip()
     if description and description != function.summary:
         if len(description) > _MAX_DESCRIPTION:
