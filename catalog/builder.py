@@ -98,6 +98,12 @@ class _Builder:
         info = self.data.get("info")
         info = info if isinstance(info, Mapping) else {}
         operations = self._operations()
+        webhooks = self.data.get("webhooks")
+        if isinstance(webhooks, Mapping) and webhooks:
+            self.warn(
+                "#/webhooks",
+                f"{len(webhooks)} webhook(s) left out: a webhook is a request the API sends, not a function to call",
+            )
         self._assign_modules(operations)
         functions = self._name_functions(operations)
         functions.extend(self._composites(composites, {f.name for f in functions}))

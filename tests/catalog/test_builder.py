@@ -418,6 +418,15 @@ def test_paths_that_are_not_a_mapping_are_refused_with_the_place() -> None:
     assert error.value.pointer == "#/paths"
 
 
+def test_webhooks_are_left_out_with_a_warning_saying_why() -> None:
+    hook = {"post": op()}
+    catalog = catalog_of({"/a": {"get": op()}}, webhooks={"order.paid": hook, "order.shipped": hook})
+    assert [f.name for f in catalog.functions()] == ["a.get_a"]
+    assert [(w.pointer, w.message) for w in catalog.warnings] == [
+        ("#/webhooks", "2 webhook(s) left out: a webhook is a request the API sends, not a function to call")
+    ]
+
+
 def test_broken_operations_and_refs_are_warnings_not_failures() -> None:
     catalog = catalog_of(
         {
