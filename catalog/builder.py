@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urljoin
 
 from catalog._refs import RefResolver
 from catalog.composite import Composite, Concept
@@ -122,7 +123,7 @@ class _Builder:
         terms = self._terms(operations, functions, concepts)
         servers = self.data.get("servers")
         server_urls = [
-            server["url"]
+            _server_url(server, self.document.location)
             for server in (servers if isinstance(servers, list) else [])
             if isinstance(server, Mapping) and isinstance(server.get("url"), str)
         ]
@@ -509,6 +510,21 @@ class _Builder:
                     returned_by=existing.returned_by,
                 )
         return sorted(terms.values(), key=lambda term: (term.name.casefold(), term.name))
+
+
+def _server_url(server: Mapping[str, Any], location: str) -> str:
+    """A server's URL with each `{variable}` replaced by its default (OAS 3.1 §4.8.6: the value used when none
+    is given; one without a string default stays as written), relative to `location` when that is a URL."""
+    url: str = server["url"]
+    variables = server.get("variables")
+    if isinstance(variables, Mapping):
+        for name, variable in variables.items():
+            default = variable.get("default") if isinstance(variable, Mapping) else None
+            if isinstance(default, str):
+                url = url.replace("{" + str(name) + "}", default)
+    if location.startswith(("http://", "https://")) and not url.startswith(("http://", "https://")):
+        url = urljoin(location, url)  # "/v1" in a document fetched from https://api.example.com/openapi.json
+    return url
 
 
 def _collection_segments(path: str) -> list[str]:

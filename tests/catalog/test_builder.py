@@ -418,6 +418,17 @@ def test_paths_that_are_not_a_mapping_are_refused_with_the_place() -> None:
     assert error.value.pointer == "#/paths"
 
 
+def test_server_urls_take_their_variables_defaults_and_resolve_against_the_documents_url() -> None:
+    servers = [
+        {"url": "https://{region}.example.com/v{version}", "variables": {"region": {"default": "eu"}, "version": {}}},
+        {"url": "/v1"},
+    ]
+    document = {"openapi": "3.1.0", "info": {"title": "T", "version": "1"}, "paths": {}, "servers": servers}
+    assert build_catalog(load_document(document)).servers == ("https://eu.example.com/v{version}", "/v1")
+    fetched = build_catalog(load_document(document, location="https://api.example.com/docs/openapi.json"))
+    assert fetched.servers == ("https://eu.example.com/v{version}", "https://api.example.com/v1")
+
+
 def test_webhooks_are_left_out_with_a_warning_saying_why() -> None:
     hook = {"post": op()}
     catalog = catalog_of({"/a": {"get": op()}}, webhooks={"order.paid": hook, "order.shipped": hook})

@@ -469,3 +469,5 @@ async def test_a_spec_alone_calls_the_api_at_the_documents_first_absolute_server
     assert Gateway(spec=document).upstream == "https://api.example.com/v2"
     assert Gateway(spec=document, upstream="http://127.0.0.1:9").upstream == "http://127.0.0.1:9"
     assert Gateway(spec={**document, "servers": [{"url": "/relative"}]}).upstream is None
+    templated = [{"url": "https://{region}.example.com", "variables": {"region": {"default": "eu"}}}]
+    assert Gateway(spec={**document, "servers": templated}).upstream == "https://eu.example.com"
