@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from catalog._refs import RefResolver
 from catalog.composite import Composite, Concept
@@ -76,6 +76,8 @@ class _Operation:
     operation: Mapping[str, Any]
     path_parameters: Sequence[Any]
     tag: str | None
+    #: The `servers` of the operation, else of its path item (OAS 3.1 §4.8.10: they override the document's).
+    servers: Any = None
     module: str = ""
     base_name: str = ""
     fallback_name: str = ""
@@ -87,6 +89,14 @@ class _Builder:
     def __init__(self, document: Document, *, max_schema_nodes: int) -> None:
         self.document = document
         self.data = document.data
+        servers = self.data.get("servers")
+        #: The document's top-level server URLs, variables at their defaults, relative ones resolved.
+        self.document_servers_in_order = [
+            _server_url(server, document.location)
+            for server in (servers if isinstance(servers, list) else [])
+            if isinstance(server, Mapping) and isinstance(server.get("url"), str)
+        ]
+        self.document_servers = {url.rstrip("/") for url in self.document_servers_in_order}
         self.resolver = RefResolver(self.data)
         self.space = SchemaSpace(self.resolver, openapi_30=document.openapi.startswith("3.0"))
         self.max_schema_nodes = max_schema_nodes
@@ -121,12 +131,6 @@ class _Builder:
             for name, members in sorted(by_module.items())
         ]
         terms = self._terms(operations, functions, concepts)
-        servers = self.data.get("servers")
-        server_urls = [
-            _server_url(server, self.document.location)
-            for server in (servers if isinstance(servers, list) else [])
-            if isinstance(server, Mapping) and isinstance(server.get("url"), str)
-        ]
         return Catalog(
             title=_text(info.get("title")) or "API",
             version=_text(info.get("version")),
@@ -135,7 +139,7 @@ class _Builder:
             terms=terms,
             warnings=self.warnings,
             space=self.space,
-            servers=server_urls,
+            servers=self.document_servers_in_order,
         )
 
     # Operations and modules
@@ -174,7 +178,10 @@ class _Builder:
                     if isinstance(tags, list)
                     else None
                 )
-                found.append(_Operation(method, str(path), f"{pointer}/{method}", operation, shared_params, tag))
+                servers = operation.get("servers") or item.get("servers")
+                found.append(
+                    _Operation(method, str(path), f"{pointer}/{method}", operation, shared_params, tag, servers)
+                )
         return found
 
     def _assign_modules(self, operations: list[_Operation]) -> None:
@@ -249,9 +256,23 @@ class _Builder:
             body_required=body_required,
             body_term=body_term,
             operation_id=operation.get("operationId") if isinstance(operation.get("operationId"), str) else None,
+            server=self._own_server(op),
             _space=self.space,
             _max_nodes=self.max_schema_nodes,
         )
+
+    def _own_server(self, op: _Operation) -> str | None:
+        """The first absolute URL among the operation's own servers when it is not one of the document's
+        (uploads.github.com beside api.github.com), else None: the gateway's upstream serves it."""
+        if not isinstance(op.servers, list):
+            return None
+        for server in op.servers:
+            if isinstance(server, Mapping) and isinstance(server.get("url"), str):
+                url = _server_url(server, self.document.location)
+                parts = urlsplit(url)
+                if parts.scheme in ("http", "https") and parts.netloc and "{" not in url:
+                    return None if url.rstrip("/") in self.document_servers else url
+        return None
 
     def _args(self, op: _Operation) -> tuple[list[Arg], str | None, tuple[str, ...], bool, str | None]:
         merged: dict[tuple[str, ArgLocation], tuple[Mapping[str, Any], str]] = {}

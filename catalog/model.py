@@ -71,6 +71,9 @@ class Function:
     #: The term the request body is, when it is a named schema.
     body_term: str | None = None
     operation_id: str | None = None
+    #: The base URL of the operation's own `servers` (another host: uploads.github.com), else None: calls go to
+    #: the gateway's app or upstream. Only upstream calls use it; an app in-process serves every route.
+    server: str | None = None
     composite: Composite | None = None
     _space: SchemaSpace | None = field(default=None, repr=False, compare=False)
     _max_nodes: int = field(default=1000, repr=False, compare=False)

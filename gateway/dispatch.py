@@ -51,6 +51,9 @@ class RestRequest:
     content_type: str | None = None
     files: tuple[tuple[str, tuple[str, bytes, str]], ...] = ()
     data: tuple[tuple[str, str], ...] = ()
+    #: The base URL of the function's own server, which upstream calls go to instead of the upstream (see
+    #: `Function.server`); None for most.
+    base: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,7 +101,9 @@ def build_request(function: Function, args: Mapping[str, Any]) -> RestRequest:
     # /files/{name}/content with name ".." would call /content. Escaped, it stays the value.
     path = "/".join(_DOTS.sub(lambda match: "%2E" * len(match.group()), segment) for segment in path.split("/"))
     if function.body_content_type is None or (whole_body is _MISSING and not body_values):
-        return RestRequest(method=function.method, path=path, query=tuple(query), headers=tuple(headers))
+        return RestRequest(
+            method=function.method, path=path, query=tuple(query), headers=tuple(headers), base=function.server
+        )
     body = body_values if whole_body is _MISSING else whole_body
     return _with_body(function, path, tuple(query), tuple(headers), body)
 
@@ -115,7 +120,7 @@ def _with_body(
 ) -> RestRequest:
     media = function.body_content_type or "application/json"
     lowered = media.lower()
-    base = RestRequest(method=function.method, path=path, query=query, headers=headers)
+    base = RestRequest(method=function.method, path=path, query=query, headers=headers, base=function.server)
     if lowered.startswith(_FORM):
         pairs = _form_pairs("", body) if isinstance(body, Mapping) else [("body", _scalar(body))]
         encoded = "&".join(f"{quote(k, safe='[]')}={quote(v, safe='')}" for k, v in pairs)
@@ -311,7 +316,8 @@ class Transport:
             all_headers["content-type"] = request.content_type
         if self._app is not None:
             return await self._send_in_process(self._app, request, all_headers)
-        url = self._client.base_url.copy_with(raw_path=_raw_path(self._client.base_url, request))
+        base = httpx2.URL(request.base) if request.base else self._client.base_url
+        url = base.copy_with(raw_path=_raw_path(base, request))
         response = await self._client.request(
             request.method,
             url,

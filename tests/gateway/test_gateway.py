@@ -15,7 +15,10 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel
+from starlette.applications import Starlette
 from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from catalog.composite import Caller, Concept, composite
 from catalog.errors import SchemaTooLargeError
@@ -39,6 +42,9 @@ class Reported:
 
     async def __call__(self, tool: str, error: Exception) -> None:
         self.errors.append((tool, error))
+
+
+ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
 def make_gateway(**options: Any) -> tuple[FastAPI, Gateway]:
@@ -471,3 +477,43 @@ async def test_a_spec_alone_calls_the_api_at_the_documents_first_absolute_server
     assert Gateway(spec={**document, "servers": [{"url": "/relative"}]}).upstream is None
     templated = [{"url": "https://{region}.example.com", "variables": {"region": {"default": "eu"}}}]
     assert Gateway(spec={**document, "servers": templated}).upstream == "https://eu.example.com"
+
+
+async def test_an_operation_with_its_own_server_is_called_there_and_the_others_at_the_upstream() -> None:
+    def host(name: str) -> Starlette:
+        async def where(request: Request) -> JSONResponse:
+            return JSONResponse({"host": name, "path": request.url.path, "auth": request.headers.get("authorization")})
+
+        return Starlette(routes=[Route("/{rest:path}", where, methods=["GET", "POST"])])
+
+    async with serve_http(host("api")) as api, serve_http(host("uploads")) as uploads:
+        ok = {"200": {"description": "ok"}}
+        document = {
+            "openapi": "3.1.0",
+            "info": {"title": "Files", "version": "1"},
+            "servers": [{"url": "https://api.example.com/v1"}],
+            "paths": {
+                "/files": {"get": {"operationId": "list", "tags": ["f"], "responses": ok}},
+                "/files/{id}/content": {
+                    "servers": [{"url": "https://api.example.com/v1"}],  # the document's own: the upstream serves it
+                    "get": {"operationId": "download", "tags": ["f"], "responses": ok, "parameters": [ID]},
+                },
+                "/uploads": {
+                    "post": {
+                        "operationId": "upload",
+                        "tags": ["f"],
+                        "responses": ok,
+                        "servers": [{"url": uploads + "/u"}],
+                    }
+                },
+            },
+        }
+        gateway = Gateway(spec=document, upstream=api + "/v1")
+        headers = {"authorization": "Bearer t"}
+        async with gateway.lifespan():
+            listed = await gateway.call(headers, "f.list", {})
+            downloaded = await gateway.call(headers, "f.download", {"id": "7"})
+            uploaded = await gateway.call(headers, "f.upload", {})
+    assert listed == {"host": "api", "path": "/v1/files", "auth": "Bearer t"}
+    assert downloaded == {"host": "api", "path": "/v1/files/7/content", "auth": "Bearer t"}
+    assert uploaded == {"host": "uploads", "path": "/u/uploads", "auth": "Bearer t"}
