@@ -294,6 +294,11 @@ class _Builder:
             if location == "header" and name.lower() in _IGNORED_HEADERS:
                 continue
             merged[(name, location)] = (parameter, pointer)
+        for name in dict.fromkeys(_TEMPLATE_PARAMETER.findall(op.path)):
+            if (name, "path") not in merged:
+                # Strictly invalid, and seen in hand-written documents: left out, the call would send `{id}` as is.
+                self.warn(op.pointer, f"path parameter {{{name}}} is not declared; it is read as a required string")
+                merged[(name, "path")] = ({"name": name, "in": "path", "schema": {"type": "string"}}, op.pointer)
         args: list[Arg] = []
         for (name, location), (parameter, _) in sorted(merged.items(), key=lambda item: _LOCATION_ORDER[item[0][1]]):
             schema = parameter.get("schema")
@@ -531,6 +536,9 @@ class _Builder:
                     returned_by=existing.returned_by,
                 )
         return sorted(terms.values(), key=lambda term: (term.name.casefold(), term.name))
+
+
+_TEMPLATE_PARAMETER = re.compile(r"\{([^{}/]+)\}")
 
 
 def _server_url(server: Mapping[str, Any], location: str) -> str:

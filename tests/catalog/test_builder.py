@@ -429,6 +429,19 @@ def test_server_urls_take_their_variables_defaults_and_resolve_against_the_docum
     assert fetched.servers == ("https://eu.example.com/v{version}", "https://api.example.com/v1")
 
 
+def test_a_path_parameter_the_operation_forgot_to_declare_is_a_required_string_with_a_warning() -> None:
+    user = {"name": "userId", "in": "path", "required": True, "schema": {"type": "integer"}}
+    catalog = catalog_of({"/users/{userId}/posts/{post_id}": {"get": op(operationId="getPost", parameters=[user])}})
+    function = catalog.function("users.get_post")
+    assert [(a.name, a.location, a.required, a.schema) for a in function.args] == [
+        ("userId", "path", True, {"type": "integer"}),
+        ("post_id", "path", True, {"type": "string"}),
+    ]
+    assert [w.message for w in catalog.warnings] == [
+        "path parameter {post_id} is not declared; it is read as a required string"
+    ]
+
+
 def test_webhooks_are_left_out_with_a_warning_saying_why() -> None:
     hook = {"post": op()}
     catalog = catalog_of({"/a": {"get": op()}}, webhooks={"order.paid": hook, "order.shipped": hook})
