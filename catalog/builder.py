@@ -34,6 +34,8 @@ _SCHEMA_KEYS_WITH_SCHEMA = ("items", "additionalProperties", "not", "contains", 
 _SCHEMA_KEYS_WITH_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 _WHITESPACE = re.compile(r"\s+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+#: A `{name}` in a path template.
+_TEMPLATE_PARAMETER = re.compile(r"\{([^{}/]+)\}")
 #: An untagged path group larger than this is split by the sub-resources in its paths.
 _SPLIT_UNTAGGED_OVER = 20
 _SUMMARY_LIMIT = 200
@@ -91,12 +93,12 @@ class _Builder:
         self.data = document.data
         servers = self.data.get("servers")
         #: The document's top-level server URLs, variables at their defaults, relative ones resolved.
-        self.document_servers_in_order = [
+        self.server_urls = [
             _server_url(server, document.location)
             for server in (servers if isinstance(servers, list) else [])
             if isinstance(server, Mapping) and isinstance(server.get("url"), str)
         ]
-        self.document_servers = {url.rstrip("/") for url in self.document_servers_in_order}
+        self.main_servers = {url.rstrip("/") for url in self.server_urls}
         self.resolver = RefResolver(self.data)
         self.space = SchemaSpace(self.resolver, openapi_30=document.openapi.startswith("3.0"))
         self.max_schema_nodes = max_schema_nodes
@@ -139,7 +141,7 @@ class _Builder:
             terms=terms,
             warnings=self.warnings,
             space=self.space,
-            servers=self.document_servers_in_order,
+            servers=self.server_urls,
         )
 
     # Operations and modules
@@ -271,7 +273,7 @@ class _Builder:
                 url = _server_url(server, self.document.location)
                 parts = urlsplit(url)
                 if parts.scheme in ("http", "https") and parts.netloc and "{" not in url:
-                    return None if url.rstrip("/") in self.document_servers else url
+                    return None if url.rstrip("/") in self.main_servers else url
         return None
 
     def _args(self, op: _Operation) -> tuple[list[Arg], str | None, tuple[str, ...], bool, str | None]:
@@ -536,9 +538,6 @@ class _Builder:
                     returned_by=existing.returned_by,
                 )
         return sorted(terms.values(), key=lambda term: (term.name.casefold(), term.name))
-
-
-_TEMPLATE_PARAMETER = re.compile(r"\{([^{}/]+)\}")
 
 
 def _server_url(server: Mapping[str, Any], location: str) -> str:
