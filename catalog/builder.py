@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from catalog._html import plain_text
 from catalog._refs import RefResolver
 from catalog.composite import Composite, Concept
 from catalog.errors import CatalogConfigError, DocumentError
@@ -634,7 +635,8 @@ def _is_json(media: str) -> bool:
 
 
 def _text(value: Any) -> str:
-    return value.strip() if isinstance(value, str) else ""
+    """A document's text field as plain text (HTML read, see `plain_text`), or '' when it is no string."""
+    return plain_text(value.strip()) if isinstance(value, str) else ""
 
 
 def _one_line(text: str) -> str:

@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from catalog._html import plain_text
 from catalog._refs import RefResolver
 from catalog.model import Arg, Catalog, Function, Module, Term
 
@@ -181,6 +182,10 @@ def describe_function(catalog: Catalog, function: Function) -> str:
     if function.summary and function.summary != route:  # without one, the builder makes it the route, said above
         lines.append(f"  {function.summary}")
     description = function.description.strip()
+    rest = description[len(function.summary) :]
+    if function.summary and description.startswith(function.summary) and rest[:1] in ("", " ", "\n", "\t"):
+        # The summary is the description's first sentence (the document gave none): the rest, once.
+        description = rest.strip()
     if description and description != function.summary:
         if len(description) > _MAX_DESCRIPTION:
             description = description[: _MAX_DESCRIPTION - 1].rstrip() + "…"
@@ -273,7 +278,7 @@ def _schema_lines(catalog: Catalog, schema: Mapping[str, Any]) -> list[str]:
             text = f"    {name}{'' if name in required else '?'}: {type_of(value)}"
             if flags and flags != ["required"]:
                 text += f" ({', '.join(flags)})"
-            description = _first_line(str(resolved.get("description") or ""), limit=200)
+            description = _first_line(plain_text(str(resolved.get("description") or "")), limit=200)
             lines.append(f"{text} — {description}" if description else text)
         return lines
     for combinator, label in (("oneOf", "One of"), ("anyOf", "Any of")):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from catalog._html import plain_text
 from catalog.builder import build_catalog
 from catalog.loading import load_document
 from catalog.model import Catalog
@@ -80,3 +81,25 @@ def test_explain_gives_fields_with_types_enums_and_descriptions() -> None:
         "    id: integer",
         '    status: "open" | "paid" — Where the order is.',
     ]
+
+
+def test_html_descriptions_read_as_text_and_the_first_sentence_is_said_once() -> None:
+    description = (
+        "<p>Expires a <code>Session</code>.</p>\n<p>After that, customers can&rsquo;t pay:</p>"
+        "<ul><li>it is final</li><li>see <a href='https://x'>the guide</a></li></ul>"
+    )
+    catalog = catalog_of({"description": description, "responses": {"204": {"description": "done"}}})
+    (function,) = catalog.functions()
+    assert function.summary == "Expires a Session."
+    assert describe_function(catalog, function).splitlines()[2:6] == [
+        "  Expires a Session.",
+        "  After that, customers can\u2019t pay:",
+        "",
+        "  - it is final",
+    ]
+
+
+def test_text_without_html_tags_is_left_as_written() -> None:
+    markdown = "Use `<owner>/<repo>` & see <https://docs.example.com>."
+    assert plain_text(markdown) == markdown
+    assert plain_text("a <b>bold</b> &amp; <i>true</i> claim") == "a bold & true claim"
