@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from catalog.errors import SchemaTooLargeError, UnknownNameError
+from catalog.errors import SchemaTooLargeError, UnknownNameError, shown
 from catalog.model import Catalog, Function
 from catalog.render import describe_function, explain_term
 from catalog.search import MAX_QUERY_CHARS, search
@@ -272,12 +272,24 @@ class ToolSet:
     async def _describe(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         parts: list[str] = []
         unknown = 0
-        for name in dict.fromkeys(args["names"]):
+        size = 0
+        names = list(dict.fromkeys(args["names"]))
+        for index, name in enumerate(names):
             try:
-                parts.append(describe_function(self.catalog, self.catalog.function(name)))
+                part = describe_function(self.catalog, self.catalog.function(name))
             except UnknownNameError as error:
                 unknown += 1
-                parts.append(_unknown(error, "search_functions finds functions by task"))
+                part = _unknown(error, "search_functions finds functions by task")
+            size += len(part.encode()) + 2
+            if parts and size > self.max_output_bytes:
+                # Whole descriptions or none: the rest is named, to describe in another call.
+                rest = names[index:]
+                parts.append(
+                    f"… {len(rest)} more not described here (over the {self.max_output_bytes}-byte limit): "
+                    f"{', '.join(map(shown, rest))}; describe them in another call"
+                )
+                break
+            parts.append(part)
         text = "\n\n".join(parts)
         if unknown == len(parts):
             return ToolResult.error(text)

@@ -188,6 +188,23 @@ async def test_a_function_over_the_schema_node_cap_is_still_called_and_its_argum
     assert not product.is_error and json.loads(text(product))["id"] == 1
 
 
+async def test_describing_more_than_fits_gives_whole_descriptions_and_names_the_rest() -> None:
+    app, _ = make_gateway(max_output_bytes=1_000)
+    names = ["orders.create_order", "orders.get_order", "orders.list_orders", "products.get_product"]
+    async with connect(app) as client:
+        result = await client.call_tool("describe_function", {"names": names})
+    described = text(result)
+    assert not result.is_error
+    assert described.startswith("orders.create_order(")
+    last = described.rsplit("\n\n", 1)[1]
+    assert last.startswith("… ") and "more not described here (over the 1000-byte limit)" in last
+    assert last.endswith("; describe them in another call")
+    left = last.split("limit): ", 1)[1].removesuffix("; describe them in another call").split(", ")
+    assert left == [repr(name) for name in names[len(names) - len(left) :]]
+    for name in names[: len(names) - len(left)]:
+        assert f"\n\n{name}(" in f"\n\n{described}"
+
+
 async def test_a_huge_argument_is_refused_without_being_echoed_back() -> None:
     app, _ = make_gateway()
     huge = "kettle " * 20_000
