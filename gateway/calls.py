@@ -5,7 +5,6 @@ Every path into the REST API goes through `Dispatcher`: call_function, promoted 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -122,13 +121,13 @@ def decode_body(response: HttpResponse, *, function: Function) -> Any:
     media = response.content_type
     if not response.body:
         body = None
-    elif media == "application/json" or media.endswith("+json"):
+    elif response.is_json:
         try:
-            body = json.loads(response.body)
-        except (ValueError, RecursionError):  # not JSON after all, or nested deeper than Python reads
-            body = response.body.decode("utf-8", "replace")
+            body = response.json()
+        except ValueError:
+            body = response.text
     elif media.startswith("text/") or media in ("application/xml", "application/x-www-form-urlencoded"):
-        body = response.body.decode("utf-8", "replace")
+        body = response.text
     else:
         body = response.body
     if response.status >= 400:

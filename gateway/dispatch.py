@@ -70,6 +70,24 @@ class HttpResponse:
         """The media type without parameters, lower-case ('' when absent)."""
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 
+    @property
+    def is_json(self) -> bool:
+        """True when the media type says JSON (`application/json`, `…+json`)."""
+        media = self.content_type
+        return media == "application/json" or media.endswith("+json")
+
+    @property
+    def text(self) -> str:
+        """The body as UTF-8 text, undecodable bytes replaced."""
+        return self.body.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        """The body as JSON data; ValueError when it is not JSON, or nested deeper than Python reads."""
+        try:
+            return json.loads(self.body)
+        except RecursionError:
+            raise ValueError("the JSON is nested too deeply to read") from None
+
 
 def build_request(function: Function, args: Mapping[str, Any]) -> RestRequest:
     """The REST request for validated `args`; ArgumentError when a value cannot be serialized where it goes."""

@@ -38,13 +38,13 @@ def response_result(function: Function, response: HttpResponse, *, max_output_by
         )
     if not response.body:
         return ToolResult.text(f"HTTP {response.status} {response.reason}: done, no content.")
-    if media == "application/json" or media.endswith("+json"):
+    if response.is_json:
         try:
-            return value_result(function, json.loads(response.body), max_output_bytes=max_output_bytes)
-        except (ValueError, RecursionError):  # not JSON after all, or nested deeper than Python reads
-            return ToolResult.text(cap_text(response.body.decode("utf-8", "replace"), max_output_bytes, function))
+            return value_result(function, response.json(), max_output_bytes=max_output_bytes)
+        except ValueError:
+            return ToolResult.text(cap_text(response.text, max_output_bytes, function))
     if media.startswith("text/") or media in ("application/xml", "application/yaml", "application/x-yaml"):
-        return ToolResult.text(cap_text(response.body.decode("utf-8", "replace"), max_output_bytes, function))
+        return ToolResult.text(cap_text(response.text, max_output_bytes, function))
     if len(response.body) > max_output_bytes * 4:
         return ToolResult.error(
             f"{function.name} returned {len(response.body)} bytes of {media or 'binary data'}, over the "
