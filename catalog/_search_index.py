@@ -6,7 +6,8 @@ query's concepts score by BM25F with one idf per concept (its words and synonyms
 adjusted by how much of the function's name the query covers, whether the function reads or writes as the query
 asks, whether its name starts with the query's verb, whether its module and its target (the thing its path ends
 at) are what the query is about rather than its context, whether it sets what the query names, whether it acts on
-many things when the query does, and whether it is deprecated. The API's own name in a query counts for nothing.
+many things when the query does, and whether it is deprecated. The API's own name in a query counts for nothing;
+a noun the API does not use counts as the API's words for it in the thesaurus.
 Another route to a call ranked higher (`/v1/chat` after `/chat`) comes after every different call.
 """
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from catalog._search_query import Query
+from catalog._search_query import Concept, Query
 from catalog._search_text import STOPWORDS, name_tokens, stem, tokens, words
 from catalog._search_vocabulary import INTENTS, VERBS, Intent, expand
 from catalog.model import Catalog, Function, Module
@@ -72,6 +73,10 @@ _BULK_FOR_ONE: Final = 0.9
 _BULK_NAMES: Final = frozenset({"bulk", "batch", "multiple", "many", "mass"})
 #: Factor for a deprecated function: still found, after its replacement.
 _DEPRECATED: Final = 0.9
+#: A query word the API uses in fewer functions than this (as a main word) is foreign to it: the thesaurus's words
+#: for it that the API does use stand in, at this weight.
+_FOREIGN_SPREAD: Final = 1.0
+_THESAURUS_WEIGHT: Final = 0.6
 #: Factor for a write whose args or arg values the query names ("make a repository private").
 _SETS_ARG: Final = 1.15
 #: Further factor for a write with an arg whose every word the query names ("change the default branch").
@@ -196,7 +201,7 @@ class FunctionIndex:
         that is another route to one ranked above it (same module, method, summary and resource: `/v1/chat` and
         `/chat`) comes after every function that is not, so the first hits are all different calls.
         """
-        query = self._unbranded(query)
+        query = self._translated(self._unbranded(query))
         fetch = None if limit is None else 2 * limit + 5
         ranked = self._ranked(query, module, fetch)
         distinct, routes = self._distinct(ranked)
@@ -259,6 +264,31 @@ class FunctionIndex:
             return query
         variants = {word: weight for word, weight in query.variants.items() if word not in self.brand}
         return dataclasses.replace(query, concepts=kept, variants=variants)
+
+    def _translated(self, query: Query) -> Query:
+        """The query with the API's words for the words it says that the API does not use ("server" → droplet)."""
+        if not query.related:
+            return query
+        concepts: list[Concept] = []
+        variants = dict(query.variants)
+        for concept in query.concepts:
+            added: dict[str, float] = {}
+            if any(self.spread.get(word, 0.0) >= _FOREIGN_SPREAD for word in concept.variants):
+                # The API says the concept in words of its own, or in the vocabulary's synonyms of them.
+                concepts.append(concept)
+                continue
+            for word, weight in concept.variants.items():
+                if weight < 1.0:
+                    continue
+                for api_word in sorted(query.related.get(word, ())):
+                    if api_word in self.saturated and api_word not in concept.variants:
+                        added[api_word] = _THESAURUS_WEIGHT
+            if added:
+                concept = dataclasses.replace(concept, variants={**concept.variants, **added})
+                for api_word, weight in added.items():
+                    variants[api_word] = max(weight, variants.get(api_word, 0.0))
+            concepts.append(concept)
+        return dataclasses.replace(query, concepts=tuple(concepts), variants=variants)
 
     def _matches(self, query: Query) -> dict[int, float]:
         """BM25F score of each function that matches a concept, times the share of the query it matches."""

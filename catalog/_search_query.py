@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final
 
+from catalog import _search_thesaurus as thesaurus
 from catalog._search_text import STOPWORDS, stem, words
 from catalog._search_vocabulary import (
     ALWAYS_VERBS,
@@ -170,6 +172,9 @@ class Query:
     variants: dict[str, float] = field(default_factory=dict)
     #: Whether it acts on many things at once ("resolve all incidents", "bulk delete messages").
     bulk: bool = False
+    #: Stem of a word it says → the API words the thesaurus gives for it; the index uses them where its API does
+    #: not use the word itself.
+    related: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @cached_property
     def focus(self) -> frozenset[str]:
@@ -324,9 +329,29 @@ def parse_query(text: str) -> Query:
     if plural and intents <= {"read"}:
         # "read the messages of a channel": many things to read is a list.
         intents = {"list"}
-    return _query(
+    query = _query(
         said, intents, frozenset(leading_verbs), frozenset(main | leading_verbs), frozenset(settings), bulk=bulk
     )
+    return dataclasses.replace(query, related=_related(split, opening=not asks))
+
+
+def _related(split: list[str], *, opening: bool) -> dict[str, frozenset[str]]:
+    """The thesaurus's API words for the nouns of a query: the last word of each run of words that are not
+    stopwords ("the live *line*", "my *cell*"), other than the word an imperative opens with.
+
+    Verbs and modifiers are left out ("leave a comment", "a URL that handles calls"): read in the thesaurus, they
+    would be taken for nouns of the same spelling.
+    """
+    content = [word not in STOPWORDS for word in split]
+    heads = {
+        stem(word)
+        for position, word in enumerate(split)
+        if content[position]
+        and (position + 1 == len(split) or not content[position + 1])
+        and not (opening and position == 0)
+    }
+    found = thesaurus.related([stem(word) for word, kept in zip(split, content, strict=True) if kept])
+    return {word: api_words for word, api_words in found.items() if word in heads}
 
 
 @dataclass(frozen=True, kw_only=True)

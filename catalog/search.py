@@ -1,8 +1,10 @@
 """Search: find a catalog's functions for a task in free text, list one module's functions, or list the modules.
 
 What the agent reads is `SearchResult.text`: one `function_line` per hit, each starting with the full function name.
-Ranking (`_search_index`) is BM25F over names, summaries, paths, args, terms and descriptions, with light stemming
-and a table of API synonyms and intents (`_search_vocabulary`); it knows no API in particular and is deterministic.
+Ranking (`_search_index`) is BM25F over names, summaries, paths, args, terms and descriptions, with light stemming,
+a table of API synonyms and intents (`_search_vocabulary`), and a thesaurus of what people call the words APIs use
+(`_search_thesaurus`), read for the nouns an API does not use itself; it knows no API in particular and is
+deterministic.
 The index of a catalog is built on its first search and shared by every later one while the catalog lives.
 """
 

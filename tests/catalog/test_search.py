@@ -430,6 +430,46 @@ def test_the_same_list_at_two_scopes_counts_as_two_calls() -> None:
     assert sorted(names) == ["llm.list_pods", "llm.list_pods_everywhere"]
 
 
+#: A team calendar that says "OOO entry" where people say vacation, and says comment as people do.
+CALENDAR: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "Calendar", "version": "1"},
+    "paths": {
+        "/ooo_entries": {
+            "get": _op("list_ooo_entries", "List OOO entries"),
+            "post": _op("create_ooo_entry", "Create an OOO entry"),
+        },
+        "/tasks/{task}/comments": {
+            "parameters": [{"name": "task", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "post": _op("create_comment", "Add a comment to a task"),
+        },
+        "/tasks": {"post": _op("create_task", "Create a task")},
+    },
+}
+
+
+def test_a_noun_the_api_does_not_use_finds_the_word_the_api_uses_for_it() -> None:
+    catalog = build_catalog(load_document(CALENDAR))
+    assert search(catalog, "book a vacation for next week", limit=1).functions[0].name == "llm.create_ooo_entry"
+    assert search(catalog, "who is on holiday", limit=1).functions[0].name == "llm.list_ooo_entries"
+
+
+def test_the_thesaurus_reads_nouns_only_and_never_a_word_the_api_uses_itself() -> None:
+    catalog = build_catalog(load_document(CALENDAR))
+    # "leave" is time off in the thesaurus, but a task opening with it means the verb.
+    names = [function.name for function in search(catalog, "leave a comment on the task", limit=3).functions]
+    assert names[0] == "llm.create_comment"
+    assert not any("ooo" in name for name in names)
+    # A word before its noun is no noun ("a leave request"); the noun is.
+    assert stem("leave") not in parse_query("file a leave request").related
+    assert stem("leave") in parse_query("file a request for leave").related
+    vacations = {"/vacations": {"get": _op("list_vacations", "List vacations")}}
+    with_vacations = {**CALENDAR, "paths": {**CALENDAR["paths"], **vacations}}
+    both = build_catalog(load_document(with_vacations))
+    assert [function.name for function in search(both, "vacations", limit=1).functions] == ["llm.list_vacations"]
+    assert all("ooo" not in function.name for function in search(both, "vacations").functions)
+
+
 def test_search_is_deterministic_across_runs_and_catalogs() -> None:
     first, second = build_catalog(load_document(SHOP)), build_catalog(load_document(SHOP))
     for query in ("order", "list orders", "customers", "who am I"):
