@@ -4,7 +4,8 @@
     .venv/bin/python bench/search_quality.py --per-api heldout --misses
 
 The query sets are the tests' (`tests/catalog/search_queries/`): the tuning sets (round 1), the later rounds
-used for tuning (round2/, round3/) and the held-out sets, never tuned on (heldout/; `*-r4.yaml` is round 4).
+used for tuning (round2/, round3/) and the held-out sets, never tuned on (heldout/; `*-r4.yaml`, `*-r5.yaml`
+are rounds 4 and 5).
 Only the held-out figures say how search does on tasks it has not seen, and only while nobody tunes on them:
 list their misses (--misses) to report, never to tune. The issue's target is 95% in the top 5.
 Ranking only: no rendering, no timing (see search_latency.py).
