@@ -26,7 +26,7 @@ from typing import Final
 from catalog._search_query import Concept, Query
 from catalog._search_text import STOPWORDS, name_tokens, stem, tokens, words
 from catalog._search_vocabulary import INTENTS, VERBS, Intent, expand
-from catalog.model import Catalog, Function, Module
+from catalog.model import Catalog, Function, Module, Term
 
 __all__ = ["FunctionIndex", "first_sentence"]
 
@@ -87,7 +87,10 @@ _CORE_IDF_FLOOR: Final = 1.0
 _READ_BY_DEFAULT: Final = 1.15
 _DESCRIPTION_CHARS: Final = 800
 #: Enums with more values than this are lists of codes (currencies, countries), not states a call sets.
-_MAX_CHOICES: Final = 12
+_MAX_CHOICES: Final = 16
+#: How deep the fields of a body's named terms are looked for (a choice of terms, each extending another).
+_TERM_DEPTH: Final = 3
+_TERM_REF: Final = "#/components/schemas/"
 #: The term frequency at which a function counts fully in a word's document frequency (a summary mention).
 _SOFT_DF: Final = 3.0
 _ACTIONS: Final[tuple[Intent, ...]] = ("list", "read", "create", "update", "delete", "write")
@@ -502,7 +505,7 @@ def _fields(catalog: Catalog, functions: Sequence[Function]) -> list[dict[str, l
     module_context = {module.name: tokens(first_sentence(module.description)) for module in catalog.modules}
     found: list[dict[str, list[str]]] = []
     for function in functions:
-        choices = tokens(" ".join(_choices(function)))
+        choices = tokens(" ".join(_choices(function, terms)))
         names = list(dict.fromkeys([*uses.get(function.name, ()), *_named(function.returns, function.body_term)]))
         found.append(
             {
@@ -522,16 +525,47 @@ def _fields(catalog: Catalog, functions: Sequence[Function]) -> list[dict[str, l
     return found
 
 
-def _choices(function: Function) -> list[str]:
-    """The values of the args' enums (`state: "open" | "closed"`): what a call can set things to."""
+def _choices(function: Function, terms: dict[str, Term]) -> list[str]:
+    """The values of the args' enums (`state: "open" | "closed"`): what a call can set things to.
+
+    An arg that names a term counts with the term's enum (`state: issue_state`); a body that is one arg counts
+    with the enums of its fields, through the terms it names or chooses from: the `type` of `droplet_action |
+    droplet_action_resize` says which actions the call takes (reboot, shutdown, resize).
+    """
     found: list[str] = []
     for arg in function.args:
-        schema = arg.schema
-        values = schema.get("enum") if isinstance(schema, dict) else None
-        if not values and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
-            values = schema["items"].get("enum")
-        if isinstance(values, list) and len(values) <= _MAX_CHOICES:
-            found.extend(value for value in values if isinstance(value, str) and len(value) <= 40)
+        # The whole body as one arg counts with its fields; a field of a flattened body with the term it names.
+        schemas: list[object] = [arg.schema]
+        if arg.location == "body" and arg.name == "body":
+            schemas.extend(_fields_of(arg.schema, terms, _TERM_DEPTH))
+        elif "$ref" in arg.schema:
+            schemas.extend(_fields_of(arg.schema, terms, 0))
+        for schema in schemas:
+            values = schema.get("enum") if isinstance(schema, dict) else None
+            if not values and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
+                values = schema["items"].get("enum")
+            if isinstance(values, list) and len(values) <= _MAX_CHOICES:
+                found.extend(value for value in values if isinstance(value, str) and len(value) <= 40)
+    return list(dict.fromkeys(found))
+
+
+def _fields_of(schema: object, terms: dict[str, Term], depth: int) -> list[object]:
+    """The named terms `schema` is, or is a choice or combination of, and the schemas of their fields."""
+    if not isinstance(schema, dict) or depth < 0:
+        return []
+    reference = schema.get("$ref")
+    if isinstance(reference, str) and reference.startswith(_TERM_REF):
+        term = terms.get(reference[len(_TERM_REF) :])
+        if term is None or term.schema is None:
+            return []
+        return [term.schema, *_fields_of(term.schema, terms, depth - 1)]
+    properties = schema.get("properties")
+    found: list[object] = list(properties.values()) if isinstance(properties, dict) else []
+    for key in ("anyOf", "oneOf", "allOf"):
+        members = schema.get(key)
+        if isinstance(members, list):
+            for member in members:
+                found.extend(_fields_of(member, terms, depth - 1))
     return found
 
 

@@ -482,6 +482,49 @@ def test_the_thesaurus_reads_nouns_only_and_never_a_word_the_api_uses_itself() -
     assert all("ooo" not in function.name for function in search(both, "vacations").functions)
 
 
+def _action(*kinds: str) -> dict[str, Any]:
+    return {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": list(kinds)}}}
+
+
+#: A cloud whose servers take actions through one call, its body a choice of named action terms.
+CLOUD: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "Cloud", "version": "1"},
+    "paths": {
+        "/servers/{id}": {
+            "parameters": _ID,
+            "get": {"operationId": "getServer", "tags": ["servers"], "summary": "Get a server"},
+            "patch": {"operationId": "updateServer", "tags": ["servers"], "summary": "Update a server"},
+        },
+        "/servers/{id}/actions": {
+            "parameters": _ID,
+            "post": {
+                "operationId": "postServerAction",
+                "tags": ["server_actions"],
+                "summary": "Initiate an action",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "oneOf": [{"$ref": f"#/components/schemas/{name}"} for name in ("action", "action_2")]
+                            }
+                        }
+                    }
+                },
+            },
+        },
+    },
+    "components": {"schemas": {"action": _action("reboot", "shutdown"), "action_2": _action("resize")}},
+}
+
+
+def test_a_body_that_is_a_choice_of_terms_is_found_by_the_values_its_terms_allow() -> None:
+    catalog = build_catalog(load_document(CLOUD))
+    assert search(catalog, "reboot server 42", limit=1).functions[0].name == "server_actions.post_server_action"
+    assert search(catalog, "resize a server", limit=1).functions[0].name == "server_actions.post_server_action"
+    assert search(catalog, "shut down server 42", limit=1).functions[0].name == "server_actions.post_server_action"
+
+
 def test_search_is_deterministic_across_runs_and_catalogs() -> None:
     first, second = build_catalog(load_document(SHOP)), build_catalog(load_document(SHOP))
     for query in ("order", "list orders", "customers", "who am I"):
