@@ -131,7 +131,7 @@ class Grants:
             )
         if grant is None:
             raise ProtocolError("invalid_grant", "the authorization was revoked; authorize again")
-        return await self._issue(record["grant_id"], grant, grant["scopes"])
+        return await self._issue(record["grant_id"], grant["scopes"])
 
     async def refresh(
         self, *, refresh_token: str, client: Client, scope: str | None, resource: str | None
@@ -160,14 +160,16 @@ class Grants:
             raise ProtocolError(
                 "invalid_grant", "the refresh token was already used; every token of this login is revoked"
             )
-        return await self._issue(record["grant_id"], grant, scopes)
+        return await self._issue(record["grant_id"], scopes)
 
-    async def _issue(self, grant_id: str, grant: Mapping[str, Any], scopes: Sequence[str]) -> TokenResponse:
+    async def _issue(self, grant_id: str, scopes: Sequence[str]) -> TokenResponse:
         now = self._clock()
         access, refresh = new_token(), new_token()
         refresh_expires = now + self.config.refresh_token_ttl
         access_expires = min(now + self.config.access_token_ttl, refresh_expires)
-        await self.store.put("grant", grant_id, grant, expires_at=refresh_expires)
+        # The grant lives as long as its newest refresh token; a grant revoked since it was read stays revoked.
+        if not await self.store.extend("grant", grant_id, expires_at=refresh_expires):
+            raise ProtocolError("invalid_grant", "the authorization was revoked; authorize again")
         await self.store.put(
             "access", token_hash(access), {"grant_id": grant_id, "scopes": list(scopes)}, expires_at=access_expires
         )

@@ -1,7 +1,8 @@
 """`TokenStore`: where the authorization server keeps clients, logins in progress, codes, grants and tokens.
 
-A store is a small key-value map with expiry and one atomic operation, `claim`, which is what makes codes
-single-use and refresh tokens rotate. Keys of secret-bearing records (codes, tokens) are hashes of the
+A store is a small key-value map with expiry and two atomic operations: `claim`, which is what makes codes
+single-use and refresh tokens rotate, and `extend`, which keeps a grant alive without bringing back one that
+was revoked meanwhile. Keys of secret-bearing records (codes, tokens) are hashes of the
 secrets (see `oauth._crypto.token_hash`), and the users' REST credentials inside grants are sealed, so the
 store holds nothing directly usable. Implementations: `SqliteStore` (one file, the embedded default; several
 processes on one host may share it) and `RedisStore` (several gateway instances behind a load balancer).
@@ -41,6 +42,10 @@ class TokenStore(Protocol):
         Atomic: of any number of concurrent claims, exactly one sees True. A missing or expired record gives
         (None, False).
         """
+
+    async def extend(self, kind: RecordKind, key: str, *, expires_at: float) -> bool:
+        """Keep the record under the key until `expires_at`, its content and claim as they are; False when there
+        is none or it has expired. Never creates a record, so a concurrent `delete` wins over it."""
 
     async def delete(self, kind: RecordKind, key: str) -> None:
         """Remove the record under the key, if any."""

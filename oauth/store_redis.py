@@ -90,6 +90,21 @@ class RedisStore:
             raise StoreError(f"the Redis token store failed: {error}") from error
         return record, bool(first)
 
+    async def extend(self, kind: RecordKind, key: str, *, expires_at: float) -> bool:
+        """See `TokenStore.extend`: the record is written back only where its key still exists (`SET XX`)."""
+        found = await self._read(kind, key)
+        if found is None:
+            return False
+        now = self._clock()
+        value = json.dumps({"expires_at": expires_at, "record": found[1]})
+        try:
+            written = await self.client.set(
+                self._key(kind, key), value, px=max(1, math.ceil((expires_at - now) * 1000)), xx=True
+            )
+        except RedisError as error:
+            raise StoreError(f"the Redis token store failed: {error}") from error
+        return bool(written)
+
     async def delete(self, kind: RecordKind, key: str) -> None:
         """See `TokenStore.delete`."""
         try:

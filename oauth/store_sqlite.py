@@ -101,6 +101,17 @@ class SqliteStore:
         first = updated.rowcount == 1
         return await self.get(kind, key), first
 
+    async def extend(self, kind: RecordKind, key: str, *, expires_at: float) -> bool:
+        """See `TokenStore.extend`."""
+        updated = await self._run(
+            "UPDATE oauth_records SET expires_at = ? WHERE kind = ? AND key = ? AND expires_at > ?",
+            expires_at,
+            kind,
+            key,
+            self._clock(),
+        )
+        return updated.rowcount == 1
+
     async def delete(self, kind: RecordKind, key: str) -> None:
         """See `TokenStore.delete`."""
         await self._run("DELETE FROM oauth_records WHERE kind = ? AND key = ?", kind, key)

@@ -140,6 +140,40 @@ async def test_a_reused_code_is_refused_and_revokes_the_tokens_it_issued() -> No
     assert refreshed.json()["error"] == "invalid_grant"
 
 
+class RevokedMeanwhile(SqliteStore):
+    """A real store in which a grant is revoked just after its code or refresh token is claimed: the moment a
+    concurrent /revoke (or a second use of the code) lands between reading a grant and issuing its tokens."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(":memory:")
+        self.kind = kind
+
+    async def claim(self, kind: Any, key: str) -> tuple[dict[str, Any] | None, bool]:
+        record, first = await super().claim(kind, key)
+        if kind == self.kind and record is not None:
+            await self.delete("grant", record["grant_id"])
+        return record, first
+
+
+async def test_a_code_exchanged_while_its_grant_is_revoked_gives_no_token() -> None:
+    async with site_and_web(store=RevokedMeanwhile("code")) as (_, web):
+        client, verifier = await client_id(web), new_verifier()
+        exchanged = await exchange(web, client, await code_for(web, client, verifier), verifier)
+    assert (exchanged.status_code, exchanged.json()["error"]) == (400, "invalid_grant")
+    assert "access_token" not in exchanged.json()
+
+
+async def test_a_refresh_racing_a_revocation_gives_no_working_token() -> None:
+    async with site_and_web(store=RevokedMeanwhile("refresh")) as (_, web):
+        client, verifier = await client_id(web), new_verifier()
+        first = await exchange(web, client, await code_for(web, client, verifier), verifier)
+        assert first.status_code == 200
+        refresh = {"grant_type": "refresh_token", "refresh_token": first.json()["refresh_token"], "client_id": client}
+        refreshed = await web.post("/token", data=refresh)
+        assert (refreshed.status_code, refreshed.json()["error"]) == (400, "invalid_grant")
+        assert await mcp_status(web, first.json()["access_token"]) == 401
+
+
 async def test_a_code_is_refused_to_another_client_and_after_it_expires() -> None:
     async with site_and_web() as (site, web):
         client, other, verifier = await client_id(web), await client_id(web), new_verifier()

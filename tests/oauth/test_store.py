@@ -71,6 +71,23 @@ class TokenStoreContract:
             await two.delete("request", "never-there")
             assert await one.get("request", "p") is None
 
+    async def test_extend_keeps_a_record_longer_but_never_brings_back_a_deleted_one(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            await one.put("grant", "g", {"client_id": "c"}, expires_at=clock.now + 60)
+            assert (await one.claim("grant", "g"))[1] is True
+            assert await two.extend("grant", "g", expires_at=clock.now + 3600) is True
+            clock.advance(120)
+            assert await one.get("grant", "g") == {"client_id": "c"}
+            assert (await one.claim("grant", "g"))[1] is False  # the claim stays as it was
+            await one.delete("grant", "g")
+            assert await two.extend("grant", "g", expires_at=clock.now + 3600) is False
+            assert await two.get("grant", "g") is None
+            await one.put("grant", "old", {"client_id": "c"}, expires_at=clock.now + 1)
+            clock.advance(1)
+            assert await two.extend("grant", "old", expires_at=clock.now + 3600) is False
+            assert await one.get("grant", "old") is None
+
     async def test_kinds_are_separate_namespaces(self) -> None:
         async with self.stores(FakeClock()) as (one, _):
             await one.put("access", "same", {"kind": "access"}, expires_at=one_hour())
