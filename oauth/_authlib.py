@@ -8,13 +8,14 @@ RFC 7636 transformation and syntax, the RFC 7591 and RFC 8414 metadata checks) a
 from __future__ import annotations
 
 import hmac
+import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from authlib.common.urls import add_params_to_uri, is_valid_url
 from authlib.oauth2.rfc6749.util import list_to_scope, scope_to_list
 from authlib.oauth2.rfc7591 import ClientMetadataClaims
-from authlib.oauth2.rfc7636.challenge import CODE_CHALLENGE_PATTERN, CODE_VERIFIER_PATTERN, create_s256_code_challenge
+from authlib.oauth2.rfc7636.challenge import CODE_VERIFIER_PATTERN, create_s256_code_challenge
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
 from joserfc.errors import JoseError
 
@@ -32,6 +33,8 @@ __all__ = [
     "validate_server_metadata",
 ]
 
+_S256_CHALLENGE: Final = re.compile(r"[A-Za-z0-9_-]{43}")
+
 
 def s256_challenge(verifier: str) -> str:
     """The S256 `code_challenge` of a `code_verifier` (RFC 7636 §4.2)."""
@@ -39,13 +42,14 @@ def s256_challenge(verifier: str) -> str:
 
 
 def is_code_challenge(challenge: str) -> bool:
-    """Whether `challenge` has the syntax of an S256 code challenge (RFC 7636 §4.2: 43 to 128 unreserved chars)."""
-    return bool(CODE_CHALLENGE_PATTERN.match(challenge))
+    """Whether `challenge` has the syntax of an S256 code challenge (RFC 7636 §4.2): a SHA-256 digest in
+    unpadded base64url, always 43 characters."""
+    return _S256_CHALLENGE.fullmatch(challenge) is not None
 
 
 def pkce_verifier_matches(verifier: str, challenge: str) -> bool:
     """Whether `verifier` is well-formed (RFC 7636 §4.1) and transforms to `challenge` under S256 (§4.6)."""
-    if not CODE_VERIFIER_PATTERN.match(verifier):
+    if CODE_VERIFIER_PATTERN.fullmatch(verifier) is None:
         return False
     return hmac.compare_digest(s256_challenge(verifier), challenge)
 
@@ -78,14 +82,25 @@ def validate_client_metadata(metadata: Mapping[str, Any], server_metadata: Mappi
     """
     supported = {key: value for key, value in server_metadata.items() if key != "scopes_supported"}
     options = ClientMetadataClaims.get_claims_options(supported)
-    claims = ClientMetadataClaims(dict(metadata), {}, options, supported)
+    # Redirect URIs are the caller's to check (`oauth.clients.redirect_uri_problem`): authlib wants a host in
+    # each, which the native apps' `com.example.app:/callback` (RFC 8252 §7.1) does not have.
+    redirect_uris = metadata.get("redirect_uris")
+    claims = ClientMetadataClaims({**metadata, "redirect_uris": ["https://redirect.invalid/"]}, {}, options, supported)
     try:
         claims.validate()
     except JoseError as error:
         field = getattr(error, "claim", None) or "client metadata"
         code: ErrorCode = "invalid_redirect_uri" if field == "redirect_uris" else "invalid_client_metadata"
         raise ProtocolError(code, f"the field {field!r} is not acceptable: {error.description}") from error
-    return dict(claims.get_registered_claims())
+    except (TypeError, AttributeError, ValueError, KeyError) as error:
+        # authlib assumes the JSON types RFC 7591 gives each field; the caller checks the known ones first.
+        raise ProtocolError("invalid_client_metadata", "a field of the client metadata has the wrong type") from error
+    checked = dict(claims.get_registered_claims())
+    if redirect_uris is None:
+        checked.pop("redirect_uris", None)
+    else:
+        checked["redirect_uris"] = redirect_uris
+    return checked
 
 
 def validate_server_metadata(metadata: Mapping[str, Any]) -> None:

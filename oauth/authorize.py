@@ -34,6 +34,10 @@ __all__ = ["Authorization"]
 logger = logging.getLogger(__name__)
 
 _MAX_KEY_ATTEMPTS: Final = 5
+#: Keys checked from one address within the window, whatever login they are for: a person mistyping keys stays
+#: far below it, a script guessing keys meets it at once.
+_MAX_ADDRESS_ATTEMPTS: Final = 30
+_ADDRESS_WINDOW: Final = 900.0
 _START_AGAIN: Final = "Go back to the app and connect again."
 
 
@@ -113,7 +117,6 @@ class Authorization:
             "resource": resource,
             "browser": token_hash(cookie),
             "principal": self._sealed(outcome) if outcome is not None else None,
-            "failures": 0,
             "expires_at": expires_at,
         }
         await self.store.put("request", request_id, record, expires_at=expires_at)
@@ -247,16 +250,30 @@ class Authorization:
         request_id, csrf = form["request_id"], form["csrf"]
         if record["principal"] is not None:
             return self._consent(client, record, record["principal"]["name"], request_id, csrf)
+        # Every key checked counts, before it is checked: against this login (a few tries at a typo) and against
+        # the address it comes from (a new login costs nothing, so only that limits guessing).
+        address = request.client.host if request.client else "unknown"
+        from_address = await self.store.count(f"address:{address}", window=_ADDRESS_WINDOW)
+        if from_address > _MAX_ADDRESS_ATTEMPTS:
+            logger.warning("refused an API key from %s: %d keys in %d s", address, from_address, _ADDRESS_WINDOW)
+            minutes = int(_ADDRESS_WINDOW // 60)
+            return pages.error_page(
+                "Too many attempts", f"Too many keys came from this address. Wait {minutes} minutes.", status=429
+            )
+        tries = await self.store.count(f"request:{request_id}", window=self.config.login_ttl)
+        if tries > _MAX_KEY_ATTEMPTS:
+            await self.store.delete("request", request_id)
+            return pages.error_page(
+                "Too many attempts", f"The key was refused {_MAX_KEY_ATTEMPTS} times. {_START_AGAIN}"
+            )
         try:
             principal = await self.login.check_key(form.get("api_key", ""))
         except LoginError as error:
-            record["failures"] += 1
-            if record["failures"] >= _MAX_KEY_ATTEMPTS:
+            if tries >= _MAX_KEY_ATTEMPTS:
                 await self.store.delete("request", request_id)
                 return pages.error_page(
                     "Too many attempts", f"The key was refused {_MAX_KEY_ATTEMPTS} times. {_START_AGAIN}"
                 )
-            await self.store.put("request", request_id, record, expires_at=record["expires_at"])
             return self._login_form(client, record["redirect_uri"], request_id, csrf, error=str(error))
         record["principal"] = self._sealed(principal)
         await self.store.put("request", request_id, record, expires_at=record["expires_at"])

@@ -52,10 +52,19 @@ def is_client_id_url(client_id: str) -> bool:
     return parts.path not in ("", "/") and "." not in segments and ".." not in segments
 
 
+#: The NAT64 well-known prefix (RFC 6052): its addresses end in the IPv4 address they translate to.
+_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
+
+
 def is_public_address(address: Address) -> bool:
     """Whether `address` is on the public internet: not private, loopback, link-local, shared or reserved."""
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    if isinstance(address, ipaddress.IPv6Address):
+        # An IPv4 address inside an IPv6 one (mapped, 6to4, NAT64) is reached as that IPv4 address.
+        embedded = address.ipv4_mapped or address.sixtofour
+        if embedded is None and address in _NAT64:
+            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+        if embedded is not None:
+            return is_public_address(embedded)
     return address.is_global and not address.is_multicast
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hmac
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,33 +36,88 @@ ClientSource = Literal["registered", "document", "configured"]
 _FORBIDDEN_SCHEMES: Final = frozenset(
     {"javascript", "data", "vbscript", "file", "blob", "about", "filesystem", "ftp", "ws", "wss", "mailto", "tel"}
 )
+_SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
 _REGISTRATION_TTL: Final = 365 * 24 * 3600.0
 _MAX_REDIRECT_URIS: Final = 20
 
 
 def redirect_uri_problem(uri: object) -> str | None:
-    """Why `uri` cannot be a redirect URI, or None when it can (OAuth 2.1 §2.3.1, RFC 8252 §7)."""
+    """Why `uri` cannot be a redirect URI, or None when it can (OAuth 2.1 §2.3.1, RFC 8252 §7).
+
+    Allowed: https with a host; http on a loopback host; a private-use scheme of a native app, with a host
+    (`cursor://anysphere.cursor-retrieval/cb`) or without (`com.example.app:/oauth2redirect`). Never a fragment,
+    user info, whitespace or control characters (which URL parsers drop, so `java\tscript:` would pass a
+    check of the raw scheme), nor a scheme that runs code or leaves the web.
+    """
     if not isinstance(uri, str) or not uri:
         return f"redirect URI {uri!r} is not a non-empty string"
     if len(uri) > 2000:
         return "a redirect URI is longer than 2000 characters"
-    scheme = uri.partition(":")[0].lower()
+    if any(character <= " " or character == "\x7f" for character in uri) or not uri.isascii():
+        return f"redirect URI {uri!r} holds whitespace, control or non-ASCII characters; percent-encode them"
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if not _SCHEME.fullmatch(scheme):
+        return f"redirect URI {uri!r} has no scheme; give an absolute URL"
     if scheme in _FORBIDDEN_SCHEMES:
         return f"redirect URI {uri!r} uses the {scheme!r} scheme, which is never allowed"
-    if not _authlib.is_absolute_url(uri):
-        return f"redirect URI {uri!r} must be an absolute URL with a host, without user info or a fragment"
-    host = urlsplit(uri).hostname or ""
-    if scheme == "http" and host not in LOOPBACK_NAMES:
-        return f"redirect URI {uri!r} uses plain http on a host other than localhost; use https"
+    if "#" in uri:
+        return f"redirect URI {uri!r} has a fragment, which a redirect URI must not have"
+    if parts.username is not None or parts.password is not None:
+        return f"redirect URI {uri!r} holds user info, which a redirect URI must not have"
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError:
+        return f"redirect URI {uri!r} has a port that is not a number from 0 to 65535"
+    if scheme in ("http", "https"):
+        if not _authlib.is_absolute_url(uri) or not parts.hostname:
+            return f"redirect URI {uri!r} must be an absolute URL with a host"
+        if scheme == "http" and parts.hostname not in LOOPBACK_NAMES:
+            return f"redirect URI {uri!r} uses plain http on a host other than localhost; use https"
+        return None
+    if not parts.netloc and not parts.path.startswith("/"):
+        return f"redirect URI {uri!r}: a native app's URI is scheme:/path (RFC 8252 §7.1), like com.example.app:/cb"
     return None
 
 
 def _loopback_key(uri: str) -> tuple[str, str, str, str] | None:
     """An http loopback URI without its port, for RFC 8252 §7.3 matching; None for any other URI."""
+    if redirect_uri_problem(uri) is not None:
+        return None
     parts = urlsplit(uri)
     if parts.scheme != "http" or parts.hostname not in LOOPBACK_NAMES:
         return None
     return parts.scheme, parts.hostname or "", parts.path, parts.query
+
+
+_STRING_FIELDS: Final = (
+    "client_name",
+    "client_uri",
+    "logo_uri",
+    "tos_uri",
+    "policy_uri",
+    "jwks_uri",
+    "software_id",
+    "software_version",
+    "token_endpoint_auth_method",
+    "scope",
+)
+_LIST_FIELDS: Final = ("redirect_uris", "grant_types", "response_types", "contacts")
+
+
+def _metadata_type_problem(metadata: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The field of RFC 7591 client metadata whose value has the wrong JSON type, and why; None when all fit."""
+    for name in _STRING_FIELDS:
+        if name in metadata and not isinstance(metadata[name], str):
+            return name, f"{name} must be a string, not {type(metadata[name]).__name__}"
+    for name in _LIST_FIELDS:
+        value = metadata.get(name)
+        if name in metadata and (not isinstance(value, list) or not all(isinstance(item, str) for item in value)):
+            return name, f"{name} must be a list of strings"
+    jwks = metadata.get("jwks")
+    if "jwks" in metadata and not (isinstance(jwks, dict) and isinstance(jwks.get("keys"), list)):
+        return "jwks", 'jwks must be a JSON Web Key Set: an object with a "keys" list'
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,6 +252,12 @@ class ClientRegistry:
     def _checked_metadata(
         self, metadata: Mapping[str, Any], *, code: Literal["invalid_client", "invalid_client_metadata"]
     ) -> dict[str, Any]:
+        wrong = _metadata_type_problem(metadata)
+        if wrong is not None:
+            field, reason = wrong
+            if code == "invalid_client_metadata" and field == "redirect_uris":
+                raise ProtocolError("invalid_redirect_uri", reason)
+            raise ProtocolError(code, reason)
         try:
             checked = _authlib.validate_client_metadata(metadata, self.server_metadata)
         except ProtocolError as error:

@@ -1,11 +1,12 @@
 """`TokenStore`: where the authorization server keeps clients, logins in progress, codes, grants and tokens.
 
-A store is a small key-value map with expiry and two atomic operations: `claim`, which is what makes codes
-single-use and refresh tokens rotate, and `extend`, which keeps a grant alive without bringing back one that
-was revoked meanwhile. Keys of secret-bearing records (codes, tokens) are hashes of the
-secrets (see `oauth._crypto.token_hash`), and the users' REST credentials inside grants are sealed, so the
-store holds nothing directly usable. Implementations: `SqliteStore` (one file, the embedded default; several
-processes on one host may share it) and `RedisStore` (several gateway instances behind a load balancer).
+A store is a small key-value map with expiry and three atomic operations: `claim`, which is what makes codes
+single-use and refresh tokens rotate; `extend`, which keeps a grant alive without bringing back one that was
+revoked meanwhile; and `count`, which limits attempts at an API key. Keys of secret-bearing records (codes,
+tokens) are hashes of the secrets (see `oauth._crypto.token_hash`), and the users' REST credentials inside
+grants are sealed, so the store holds nothing directly usable. Implementations: `SqliteStore` (one file, the
+embedded default; several processes on one host may share it) and `RedisStore` (several gateway instances
+behind a load balancer).
 `open_store(url)` picks one from a URL.
 """
 
@@ -18,9 +19,10 @@ from oauth.errors import ConfigError
 
 __all__ = ["Clock", "RecordKind", "TokenStore", "open_store"]
 
-RecordKind = Literal["client", "request", "code", "grant", "access", "refresh"]
+RecordKind = Literal["client", "request", "code", "grant", "access", "refresh", "attempts"]
 """What a record is: a registered client, a login in progress, an authorization code, a grant (one consent of
-one user to one client: the token family), an access token, or a refresh token."""
+one user to one client: the token family), an access token, a refresh token, or a counter of attempts (which
+only `count` reads and writes)."""
 
 Clock = Callable[[], float]
 """Seconds since the epoch; injected so that tests can move time."""
@@ -46,6 +48,13 @@ class TokenStore(Protocol):
     async def extend(self, kind: RecordKind, key: str, *, expires_at: float) -> bool:
         """Keep the record under the key until `expires_at`, its content and claim as they are; False when there
         is none or it has expired. Never creates a record, so a concurrent `delete` wins over it."""
+
+    async def count(self, key: str, *, window: float) -> int:
+        """Add one to the counter of attempts `key` and return the count: 1 for the first attempt, or the first
+        after the counter's window (of `window` seconds from that first attempt) ran out.
+
+        Atomic: of any number of concurrent counts, each sees a different number.
+        """
 
     async def delete(self, kind: RecordKind, key: str) -> None:
         """Remove the record under the key, if any."""

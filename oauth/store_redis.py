@@ -16,6 +16,21 @@ from oauth.store import Clock, RecordKind
 
 __all__ = ["RedisStore"]
 
+#: KEYS[1]: the counter, "<ends-at> <count>"; ARGV: now, the end of a new window, its length in ms.
+_COUNT = """
+local value = redis.call('GET', KEYS[1])
+if value then
+    local ends, count = string.match(value, '^(%S+) (%d+)$')
+    if ends and tonumber(ends) > tonumber(ARGV[1]) then
+        count = tonumber(count) + 1
+        redis.call('SET', KEYS[1], ends .. ' ' .. count, 'KEEPTTL')
+        return count
+    end
+end
+redis.call('SET', KEYS[1], ARGV[2] .. ' 1', 'PX', ARGV[3])
+return 1
+"""
+
 
 class RedisStore:
     """A `TokenStore` in Redis: one string key per record, expiring with it, under `prefix`.
@@ -104,6 +119,17 @@ class RedisStore:
         except RedisError as error:
             raise StoreError(f"the Redis token store failed: {error}") from error
         return bool(written)
+
+    async def count(self, key: str, *, window: float) -> int:
+        """See `TokenStore.count`: one Lua script, so it is atomic and keeps the store's clock for the window."""
+        now = self._clock()
+        try:
+            counted = await self.client.eval(
+                _COUNT, 1, self._key("attempts", key), repr(now), repr(now + window), max(1, math.ceil(window * 1000))
+            )
+        except RedisError as error:
+            raise StoreError(f"the Redis token store failed: {error}") from error
+        return int(counted)
 
     async def delete(self, kind: RecordKind, key: str) -> None:
         """See `TokenStore.delete`."""

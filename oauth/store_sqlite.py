@@ -6,9 +6,9 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio.to_thread
 
@@ -16,6 +16,8 @@ from oauth.errors import StoreError
 from oauth.store import Clock, RecordKind
 
 __all__ = ["SqliteStore"]
+
+_T = TypeVar("_T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS oauth_records (
@@ -58,10 +60,18 @@ class SqliteStore:
         return self._db
 
     async def _run(self, sql: str, *params: Any) -> sqlite3.Cursor:
-        def run() -> sqlite3.Cursor:
+        return await self._in_thread(lambda db: db.execute(sql, params))
+
+    async def _one(self, sql: str, *params: Any) -> Any:
+        """The first row of a statement, read in the same step: a statement with RETURNING holds the write lock
+        until its rows are read, so they must not wait for the event loop."""
+        return await self._in_thread(lambda db: db.execute(sql, params).fetchone())
+
+    async def _in_thread(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        def run() -> _T:
             with self._lock:
                 try:
-                    return self._connection().execute(sql, params)
+                    return work(self._connection())
                 except sqlite3.Error as error:
                     raise StoreError(f"the SQLite token store {self.path!r} failed: {error}") from error
 
@@ -111,6 +121,22 @@ class SqliteStore:
             self._clock(),
         )
         return updated.rowcount == 1
+
+    async def count(self, key: str, *, window: float) -> int:
+        """See `TokenStore.count`: one upsert, so concurrent counts never see the same number."""
+        now = self._clock()
+        row = await self._one(
+            "INSERT INTO oauth_records (kind, key, value, expires_at) VALUES ('attempts', ?, '1', ?) "
+            "ON CONFLICT (kind, key) DO UPDATE SET "
+            "value = CASE WHEN expires_at > ? THEN CAST(CAST(value AS INTEGER) + 1 AS TEXT) ELSE '1' END, "
+            "expires_at = CASE WHEN expires_at > ? THEN expires_at ELSE excluded.expires_at END "
+            "RETURNING value",
+            key,
+            now + window,
+            now,
+            now,
+        )
+        return int(row[0])
 
     async def delete(self, kind: RecordKind, key: str) -> None:
         """See `TokenStore.delete`."""

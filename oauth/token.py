@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Final
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -15,6 +16,10 @@ from oauth.grants import Grants
 __all__ = ["TokenEndpoint"]
 
 logger = logging.getLogger(__name__)
+
+
+#: The parameters each grant type cannot do without (code_verifier is PKCE's: its absence is `invalid_grant`).
+_REQUIRED: Final[dict[str, tuple[str, ...]]] = {"authorization_code": ("code",), "refresh_token": ("refresh_token",)}
 
 
 class TokenEndpoint:
@@ -31,6 +36,12 @@ class TokenEndpoint:
             form = await read_form(request)
             client = await self.clients.authenticate(form, authorization)
             grant_type = form.get("grant_type")
+            # RFC 6749 §5.2: a missing parameter is an invalid request, whatever its value would have been.
+            if not grant_type:
+                raise ProtocolError("invalid_request", "the token request has no grant_type; send authorization_code")
+            missing = [name for name in _REQUIRED.get(grant_type, ()) if not form.get(name)]
+            if missing:
+                raise ProtocolError("invalid_request", f"the token request has no {missing[0]}")
             if grant_type == "authorization_code":
                 tokens = await self.grants.exchange_code(
                     code=form.get("code", ""),

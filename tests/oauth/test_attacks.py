@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import urlencode
 
+import anyio
 import httpx2
 import pytest
 
@@ -106,6 +107,32 @@ async def test_a_wrong_pkce_verifier_is_refused_and_the_code_still_works_with_th
     assert (missing.status_code, missing.json()["error"]) == (400, "invalid_grant")
     assert right.status_code == 200
     assert right.headers["cache-control"] == "no-store"
+
+
+async def test_a_verifier_or_challenge_with_a_trailing_line_break_or_the_wrong_length_is_refused() -> None:
+    async with site_and_web() as (_, web):
+        client, verifier = await client_id(web), new_verifier()
+        code = await code_for(web, client, verifier)
+        broken = await exchange(web, client, code, verifier + "\n")
+        long_challenge = await web.get(authorize_url(client, new_verifier(), code_challenge="A" * 44))
+    assert (broken.status_code, broken.json()["error"]) == (400, "invalid_grant")
+    assert query(long_challenge.headers["location"])["error"] == "invalid_request"
+
+
+@pytest.mark.parametrize(
+    ("form", "missing"),
+    [
+        ({}, "grant_type"),
+        ({"grant_type": "authorization_code"}, "code"),
+        ({"grant_type": "refresh_token"}, "refresh_token"),
+    ],
+)
+async def test_a_token_request_missing_a_parameter_is_an_invalid_request(form: dict[str, str], missing: str) -> None:
+    async with site_and_web() as (_, web):
+        client = await client_id(web)
+        response = await web.post("/token", data={"client_id": client, **form})
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_request")
+    assert missing in response.json()["error_description"]
 
 
 @pytest.mark.parametrize("method", ["plain", ""])
@@ -209,6 +236,47 @@ async def test_an_unregistered_or_prefix_matching_redirect_uri_gets_an_error_pag
     assert "redirect address is not registered" in response.text
 
 
+@pytest.mark.parametrize(
+    "redirect_uri",
+    [
+        "http://127.0.0.1:5000/callback#fragment",
+        "http://user:pw@127.0.0.1:5000/callback",
+        "http://127.0.0.1:notaport/callback",
+        "http://127.0.0.1:5000/Callback",
+    ],
+)
+async def test_a_loopback_redirect_uri_may_differ_only_in_its_port(redirect_uri: str) -> None:
+    async with site_and_web() as (_, web):
+        client = await client_id(web, "http://127.0.0.1/callback")
+        response = await web.get(authorize_url(client, new_verifier(), redirect_uri=redirect_uri))
+        other_port = await web.get(authorize_url(client, new_verifier(), redirect_uri="http://127.0.0.1:5000/callback"))
+    assert response.status_code == 400
+    assert "location" not in response.headers
+    assert other_port.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("metadata", "error"),
+    [
+        ({"redirect_uris": [1]}, "invalid_redirect_uri"),
+        ({"redirect_uris": "https://claude.ai/api/mcp/auth_callback"}, "invalid_redirect_uri"),
+        ({"jwks": "x"}, "invalid_client_metadata"),
+        ({"jwks_uri": 5}, "invalid_client_metadata"),
+        ({"tos_uri": ["a"]}, "invalid_client_metadata"),
+        ({"token_endpoint_auth_method": ["none"]}, "invalid_client_metadata"),
+        ({"scope": 123}, "invalid_client_metadata"),
+        ({"grant_types": "authorization_code"}, "invalid_client_metadata"),
+    ],
+)
+async def test_registration_metadata_of_the_wrong_type_is_refused_with_400(
+    metadata: dict[str, Any], error: str
+) -> None:
+    async with site_and_web() as (_, web):
+        body = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none", **metadata}
+        response = await web.post("/register", json=body)
+    assert (response.status_code, response.json()["error"]) == (400, error)
+
+
 async def test_an_unknown_client_gets_an_error_page_whatever_redirect_uri_it_names() -> None:
     async with site_and_web() as (_, web):
         response = await web.get(
@@ -238,6 +306,13 @@ async def test_errors_after_the_client_is_known_go_only_to_its_registered_redire
         ("http://evil.example/callback", "invalid_redirect_uri"),
         ("https://claude.ai/api/mcp/auth_callback#fragment", "invalid_redirect_uri"),
         ("https://user@evil.example/callback", "invalid_redirect_uri"),
+        # URL parsers drop tabs and line breaks, so each of these would read as javascript: later.
+        ("java\tscript://x/%0aalert(document.domain)//", "invalid_redirect_uri"),
+        ("javascript\n://x/%0aalert(1)", "invalid_redirect_uri"),
+        (" javascript:alert(1)", "invalid_redirect_uri"),
+        ("intent://evil/#Intent;scheme=https;end", "invalid_redirect_uri"),
+        ("http://127.0.0.1:notaport/callback", "invalid_redirect_uri"),
+        ("myapp:callback", "invalid_redirect_uri"),
     ],
 )
 async def test_registrations_with_dangerous_redirect_uris_are_refused(redirect_uri: str, error: str) -> None:
@@ -255,6 +330,7 @@ async def test_registrations_accept_claude_chatgpt_loopback_and_native_app_redir
         "http://127.0.0.1:33418/callback",
         "http://localhost:6274/oauth/callback",
         "cursor://anysphere.cursor-retrieval/oauth/user-demo/callback",
+        "com.example.app:/oauth2redirect",
     ]
     async with site_and_web() as (_, web):
         response = await register(web, *uris)
@@ -343,6 +419,57 @@ async def test_a_wrong_api_key_shows_the_login_page_again_and_five_end_the_attem
     assert "did not accept" in answers[0].text
     assert "Too many attempts" in answers[4].text
     assert late.status_code == 400 and "expired" in late.text
+
+
+class CountingLogin:
+    """The API-key login with a tally of the keys it was asked to check."""
+
+    def __init__(self, login: Any) -> None:
+        self.login = login
+        self.checked = 0
+
+    async def current(self, request: Any) -> Any:
+        return await self.login.current(request)
+
+    async def check_key(self, key: str) -> Any:
+        self.checked += 1
+        return await self.login.check_key(key)
+
+
+async def test_keys_sent_at_once_to_one_login_are_checked_five_times_at_most() -> None:
+    async with site_and_web() as (site, web):
+        counting = CountingLogin(site.server.authorization.login)
+        site.server.authorization.login = counting
+        client = await client_id(web)
+        page = await web.get(authorize_url(client, new_verifier()))
+        action, fields = page_form(page)
+
+        async def guess(n: int) -> None:
+            await web.post(action, data={**fields, "api_key": f"guess-{n}"})
+
+        async with anyio.create_task_group() as tg:
+            for n in range(20):
+                tg.start_soon(guess, n)
+        late = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    assert counting.checked <= 5
+    assert late.status_code == 400 and "consent" not in late.text.lower()
+
+
+async def test_one_address_gets_thirty_keys_checked_in_fifteen_minutes_whatever_the_logins() -> None:
+    async with site_and_web() as (site, web):
+        client = await client_id(web)
+        statuses = []
+        for _ in range(8):
+            action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+            statuses.extend(
+                [(await web.post(action, data={**fields, "api_key": f"k{n}"})).status_code for n in range(4)]
+            )
+        assert statuses[:30] == [400] * 30
+        assert statuses[30:] == [429, 429]
+        site.clock.advance(900)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        allowed = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    assert allowed.status_code == 200 and "Allow" in allowed.text
 
 
 async def test_denying_sends_access_denied_with_state_and_iss() -> None:

@@ -224,3 +224,7 @@ def test_public_addresses_are_told_from_private_ones() -> None:
         assert not is_public_address(ipaddress.ip_address(private)), private
     for private in ("::1", "fe80::1", "fc00::1", "::ffff:10.0.0.1", "ff02::1"):
         assert not is_public_address(ipaddress.ip_address(private)), private
+    # IPv4 inside IPv6 (NAT64, 6to4) is reached as that IPv4 address.
+    for embedded in ("64:ff9b::a9fe:a9fe", "64:ff9b::7f00:1", "2002:a9fe:a9fe::1", "2002:0a00:0001::1"):
+        assert not is_public_address(ipaddress.ip_address(embedded)), embedded
+    assert is_public_address(ipaddress.ip_address("64:ff9b::5db8:d822"))  # 93.184.216.34

@@ -88,6 +88,24 @@ class TokenStoreContract:
             assert await two.extend("grant", "old", expires_at=clock.now + 3600) is False
             assert await one.get("grant", "old") is None
 
+    async def test_counts_race_to_distinct_numbers_and_start_again_after_the_window(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            seen: list[int] = []
+
+            async def count(store: TokenStore) -> None:
+                seen.append(await store.count("address:198.51.100.7", window=600))
+
+            async with anyio.create_task_group() as tg:
+                for index in range(20):
+                    tg.start_soon(count, (one, two)[index % 2])
+            assert sorted(seen) == list(range(1, 21))
+            assert await one.count("address:203.0.113.9", window=600) == 1
+            clock.advance(599)
+            assert await two.count("address:198.51.100.7", window=600) == 21
+            clock.advance(1)
+            assert await two.count("address:198.51.100.7", window=600) == 1
+
     async def test_kinds_are_separate_namespaces(self) -> None:
         async with self.stores(FakeClock()) as (one, _):
             await one.put("access", "same", {"kind": "access"}, expires_at=one_hour())
