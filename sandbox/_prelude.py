@@ -13,8 +13,10 @@ The guest never calls into Python (the binding refuses Python callables while a 
 queues, and the engine drains the queue whenever the guest has nothing left to run. The guest checks the call
 and console limits itself, so a script gets its errors synchronously; the host checks them all again. Every
 string the guest hands out is JSON made by a `JSON.stringify` captured before the script runs, so unpaired
-surrogates arrive escaped. The builtins the driver needs are captured first too: a script that tampers with
-prototypes breaks only itself.
+surrogates arrive escaped, and the drained batch is written from the driver's own strings and numbers (never
+through a `toJSON` a script may have put on a prototype). The builtins the driver needs are captured first too:
+a script that tampers with prototypes breaks only itself. `call` refuses names too long to be any function's;
+the host refuses the other names outside the function list.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ REMOVED_GLOBALS = ("__date_clock", "Atomics", "SharedArrayBuffer")
 PRELUDE = r"""
 (function (namesText, limitsText) {
   "use strict";
-  const LINE_OFFSET = @LINE_OFFSET@;
+  const LINE_OFFSET = @LINE_OFFSET@, MAX_NAME = 200;
   const G = globalThis;
   const O = Object, P = Promise, E = Error, TE = TypeError, SE = String;
   const freeze = O.freeze, define = O.defineProperty, create = O.create, keys = O.keys;
@@ -40,6 +42,8 @@ PRELUDE = r"""
   const indirectEval = G.eval;
   const names = parse(namesText), limits = parse(limitsText);
   const pending = create(null);
+  const known = create(null);
+  for (let i = 0; i < names.length; i++) known[names[i]] = true;
   let calls = [], logs = [], dropped = 0, outcome = null;
   let callCount = 0, logLines = 0, logBytes = 0;
 
@@ -75,6 +79,10 @@ PRELUDE = r"""
     if (typeof name !== "string") {
       throw new TE('call(name, args): name must be a string such as "orders.get_order", got ' + typeof name);
     }
+    if (name.length > MAX_NAME && known[name] !== true) {
+      throw new TE("call(name, args): no function has a name of " + name.length + " characters; " +
+        "call one of the catalog's functions, as module.function");
+    }
     if (args === undefined || args === null) args = {};
     if (typeof args !== "object" || isArray(args)) {
       throw new TE("call(" + stringify(name) + ", args): args must be an object of the function's arguments");
@@ -84,6 +92,9 @@ PRELUDE = r"""
       text = stringify(args, replacer);
     } catch (error) {
       throw new TE("call(" + stringify(name) + ", args): args cannot be converted to JSON: " + describeValue(error));
+    }
+    if (typeof text !== "string" || text[0] !== "{") {
+      throw new TE("call(" + stringify(name) + ", args): args must convert to a JSON object (check its toJSON)");
     }
     if (callCount >= limits.maxCalls) {
       throw callError({
@@ -200,12 +211,24 @@ PRELUDE = r"""
     return { name: "Error", message: "the script threw " + describeValue(error), stack: "" };
   }
 
+  // The error info as JSON, written field by field: stringify on the info object would call any toJSON the
+  // script put on Object.prototype. Only the body, the script's own value, goes through stringify whole.
   function fail(error, kind) {
     let text;
     try {
-      text = stringify(errorInfo(error), replacer);
+      const info = errorInfo(error);
+      text = '{"name":' + stringify(SE(info.name)) + ',"message":' + stringify(SE(info.message)) +
+        ',"stack":' + stringify(SE(info.stack));
+      if (typeof info.status === "number") text += ',"status":' + stringify(info.status);
+      if (info.function !== undefined) text += ',"function":' + stringify(SE(info.function));
+      if (info.body !== undefined) {
+        let body;
+        try { body = stringify(info.body, replacer); } catch (again) { body = undefined; }
+        if (typeof body === "string") text += ',"body":' + body;
+      }
+      text += "}";
     } catch (again) {
-      text = stringify({ name: "Error", message: "the script threw an error that cannot be described" });
+      text = '{"name":"Error","message":"the script threw an error that cannot be described"}';
     }
     hostDone(false, kind || "error", text);
   }
@@ -266,8 +289,20 @@ PRELUDE = r"""
     entry[1](error);
   }
 
+  // Built from strings and numbers the driver made: JSON.stringify on an object or array would call any toJSON
+  // the script put on a prototype, and the engine would read a batch the script shaped.
   function drain() {
-    const text = stringify({ calls: calls, logs: logs, dropped: dropped, outcome: outcome });
+    let text = '{"dropped":' + dropped + ',"logs":[';
+    for (let i = 0; i < logs.length; i++) text += (i ? "," : "") + stringify(logs[i]);
+    text += '],"calls":[';
+    for (let i = 0; i < calls.length; i++) {
+      const entry = calls[i];
+      text += (i ? ",[" : "[") + entry[0] + "," + stringify(entry[1]) + "," + stringify(entry[2]) + "]";
+    }
+    text += '],"outcome":';
+    text += outcome === null ? "null" :
+      "[" + (outcome[0] === true) + "," + stringify(outcome[1]) + "," + stringify(outcome[2]) + "]";
+    text += "}";
     calls = [];
     logs = [];
     dropped = 0;

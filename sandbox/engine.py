@@ -213,21 +213,32 @@ class _Run:
                 guest.enter(control, "settle", reply.id, reply.ok, reply.text)
 
     def drain(self, text: object) -> Outcome | None:
-        """Pass on what the guest queued; its outcome when it has one."""
-        batch = json.loads(text) if isinstance(text, str) else {}
-        self.dropped_logs += int(batch.get("dropped") or 0)
-        for line in batch.get("logs") or ():
-            self.log(str(line))
-        for call_id, name, args_json in batch.get("calls") or ():
+        """Pass on what the guest queued; its outcome when it has one.
+
+        The driver writes the batch; should it be malformed anyway (the script broke a builtin the driver
+        uses), the run ends as the script's error, never as a broken worker.
+        """
+        try:
+            batch: Any = json.loads(text) if isinstance(text, str) else {}
+            dropped, logs, calls, outcome = batch["dropped"], batch["logs"], batch["calls"], batch["outcome"]
+            lines = [str(line) for line in logs]
+            queued = [(int(call_id), str(name), str(args_json)) for call_id, name, args_json in calls]
+            if outcome is not None:
+                ok, kind, payload = outcome
+        except (ValueError, TypeError, KeyError, RecursionError):
+            info = {"name": "Error", "message": "the script broke the sandbox's driver (did it change a builtin?)"}
+            return self.outcome("error", json.dumps(info))
+        self.dropped_logs += int(dropped or 0)
+        for line in lines:
+            self.log(line)
+        for call_id, name, args_json in queued:
             self.calls += 1
             if self.calls > self.limits.max_calls:
                 continue  # the guest counts too; a call past the budget never leaves the worker
             self.outstanding.add(call_id)
-            self.link.call(int(call_id), str(name), str(args_json))
-        outcome = batch.get("outcome")
-        if not outcome:
+            self.link.call(call_id, name, args_json)
+        if outcome is None:
             return None
-        ok, kind, payload = outcome
         return self.finished(ok is True, str(kind), str(payload))
 
     def log(self, line: str) -> None:
@@ -241,7 +252,8 @@ class _Run:
 
     def finished(self, ok: bool, kind: str, payload: str) -> Outcome:
         if ok and kind in _VALUE_KINDS:
-            size = len(payload.encode("utf-8", "replace"))
+            # A text counts as its text, not as the JSON string it travels in.
+            size = len((_text_of(payload) if kind == "text" else payload).encode("utf-8", "replace"))
             if size > self.limits.max_result_bytes:
                 return self.outcome("result", _result_too_large(size, self.limits.max_result_bytes))
             return self.outcome(kind, payload)  # type: ignore[arg-type]
@@ -281,7 +293,7 @@ def _capped_info(text: str, max_bytes: int) -> dict[str, Any]:
     """The error info the guest sent, with message and stack cut and a body that does not fit dropped."""
     try:
         info = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         info = None
     if not isinstance(info, dict):
         return {"name": "Error", "message": "the script threw an error that cannot be described", "stack": ""}
@@ -295,6 +307,19 @@ def _capped_info(text: str, max_bytes: int) -> dict[str, Any]:
         capped["status"] = status
     if isinstance(info.get("function"), str):
         capped["function"] = info["function"][:200]
-    if "body" in info and len(json.dumps(info["body"], ensure_ascii=True)) <= max_bytes:
-        capped["body"] = info["body"]
+    if "body" in info:
+        try:
+            if len(json.dumps(info["body"], ensure_ascii=True)) <= max_bytes:
+                capped["body"] = info["body"]
+        except (ValueError, RecursionError):
+            capped["body"] = "(the error's body nests too deeply to show)"
     return capped
+
+
+def _text_of(payload: str) -> str:
+    """The text a text result's JSON string stands for."""
+    try:
+        text = json.loads(payload)
+    except ValueError:
+        return payload
+    return text if isinstance(text, str) else payload

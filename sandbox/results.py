@@ -96,7 +96,7 @@ def failure_from(kind: FailureKind, payload: bytes, limits: ScriptLimits) -> Scr
         )
     try:
         info = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         info = None
     if not isinstance(info, dict):
         info = {}
@@ -114,7 +114,7 @@ def failure_from(kind: FailureKind, payload: bytes, limits: ScriptLimits) -> Scr
         message=message,
         name=name,
         status=status,
-        body=info.get("body"),
+        body=_shown_body(info.get("body")),
         function=clean_text(function) if function else None,
         stack=_script_stack(stack),
         line=line,
@@ -166,3 +166,21 @@ def _script_stack(stack: str) -> str:
 def clean_text(text: str) -> str:
     """`text` with unpaired surrogates (which JSON can carry from the guest) replaced by U+FFFD."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def clean_json(value: object) -> object:
+    """`value` (read from JSON) with unpaired surrogates in its strings and keys replaced by U+FFFD.
+
+    Raises RecursionError for a value nested too deeply to write back as JSON.
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    cleaned = clean_text(text)
+    return value if cleaned == text else json.loads(cleaned)
+
+
+def _shown_body(body: object) -> object:
+    """An error's `body` as the caller may print it: clean text, and a note instead of one nested too deeply."""
+    try:
+        return clean_json(body)
+    except RecursionError:
+        return "(the error's body nests too deeply to show)"

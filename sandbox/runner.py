@@ -8,7 +8,9 @@ is killed and replaced. Calls run on the host, at most `max_parallel_calls` of o
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import difflib
 import json
 import logging
 import time
@@ -30,6 +32,7 @@ from sandbox.results import (
     RESULT_KINDS,
     ScriptFailure,
     ScriptResult,
+    clean_json,
     clean_text,
     failure_from,
     timeout_message,
@@ -98,12 +101,15 @@ class Sandbox:
             if not isinstance(name, str) or "." not in name.strip(".") or not name.isprintable():
                 raise LimitsError(f"function names must be 'module.function' strings, got {name!r}")
         self.functions = tuple(names)
-        largest = max(self.limits.max_result_bytes, self.limits.max_arg_bytes, self.limits.max_response_bytes)
+        limits = self.limits
+        largest = max(limits.max_result_bytes, limits.max_arg_bytes, limits.max_response_bytes, limits.max_log_bytes)
         self._setup = WorkerSetup(
             functions=self.functions,
-            limits=dataclasses.asdict(self.limits),
-            max_payload=largest + 64 * 1024,
+            limits=dataclasses.asdict(limits),
+            # JSON escapes a control character in six bytes: a text result at its limit can take six times it.
+            max_payload=_JSON_ESCAPE_GROWTH * largest + 64 * 1024,
         )
+        self._known = frozenset(self.functions)
         self._pool: WorkerPool | None = None
         self._slots: anyio.Semaphore | None = None
         self._loop: object = None
@@ -247,6 +253,10 @@ class Sandbox:
     async def _perform(self, run: _Run, name: str, payload: bytes) -> tuple[bool, str]:
         """Check and run one call; (True, value JSON) or (False, error info JSON). Never raises but cancellation."""
         limits = self.limits
+        if name not in self._known:
+            close = difflib.get_close_matches(name, self.functions, n=3, cutoff=0.6)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            return _error(name[:200], f"Unknown function {name[:200]!r}.{hint} Call only the catalog's functions.")
         if run.calls >= limits.max_calls:
             return _error(
                 name,
@@ -261,6 +271,8 @@ class Sandbox:
             args = json.loads(payload)
         except ValueError:
             args = None
+        except RecursionError:
+            return _error(name, f"the arguments of {name} nest too deeply (past about 900 levels); flatten them")
         if not isinstance(args, dict):
             return _error(name, f"the arguments of {name} must be a JSON object")
         async with run.parallel:
@@ -275,7 +287,7 @@ class Sandbox:
                 return _error(name, f"the call to {name} failed inside the server, which reported it; try again later")
         try:
             text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, RecursionError) as error:
             return _error(name, f"the answer of {name} cannot be passed to a script as JSON ({error})")
         if len(text) > limits.max_response_bytes:
             return _error(
@@ -291,24 +303,33 @@ class Sandbox:
         run.dropped_logs += int(header.get("dropped_logs") or 0)
         calls = max(run.calls, int(header.get("calls") or 0))
         if kind in RESULT_KINDS:
-            if len(payload) > self.limits.max_result_bytes:
-                message = (
-                    f"the result is {len(payload)} bytes, over the {self.limits.max_result_bytes}-byte limit; "
-                    "return only what is needed (filter, aggregate, or slice it)"
-                )
-                return self._finish(run, started, ScriptFailure(kind="result", message=message))
             try:
                 value = json.loads(payload)
             except ValueError:
                 raise ProtocolError("the worker sent a result that is not JSON") from None
+            except RecursionError:
+                message = "the result nests too deeply (past about 900 levels); return flatter data"
+                return self._finish(run, started, ScriptFailure(kind="result", message=message))
+            if kind == "text" and not isinstance(value, str):
+                raise ProtocolError("the worker sent a text result that is not a string")
+            # A text counts as its text, not as the JSON string it travelled in.
+            size = len(value.encode("utf-8", "surrogatepass")) if isinstance(value, str) else len(payload)
+            if size > self.limits.max_result_bytes:
+                message = (
+                    f"the result is {size} bytes, over the {self.limits.max_result_bytes}-byte limit; "
+                    "return only what is needed (filter, aggregate, or slice it)"
+                )
+                return self._finish(run, started, ScriptFailure(kind="result", message=message))
             if kind == "undefined":
                 value, text = None, ""
-            elif kind == "text":
-                if not isinstance(value, str):
-                    raise ProtocolError("the worker sent a text result that is not a string")
-                text = clean_text(value)
+            elif isinstance(value, str):
+                value = text = clean_text(value)
             else:
                 text = payload.decode("utf-8", "replace")
+                if b"\\ud" in payload:
+                    # An unpaired surrogate escaped in the JSON (the text keeps it escaped; the value must not).
+                    with contextlib.suppress(RecursionError):
+                        value = clean_json(value)
             return ScriptResult(
                 value=value,
                 text=text,
@@ -351,6 +372,10 @@ def _checked_source(source: object, max_bytes: int) -> bytes:
             "(let the API filter instead of embedding data)"
         )
     return encoded
+
+
+#: The most bytes JSON writes for one byte of text (a control character as \\u0000).
+_JSON_ESCAPE_GROWTH = 6
 
 
 async def _take(slots: anyio.Semaphore, limits: ScriptLimits) -> None:

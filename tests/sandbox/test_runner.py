@@ -227,6 +227,77 @@ async def test_unpaired_surrogates_from_the_guest_arrive_replaced(sandbox: Sandb
     assert shop.calls == [("shop.echo", {"s": "\udc00"})]
 
 
+async def test_unpaired_surrogates_in_an_error_body_and_a_json_result_arrive_replaced(
+    sandbox: Sandbox, shop: Shop
+) -> None:
+    failed = await sandbox.run("const e = new Error('boom'); e.body = {'d\\ud800': 'x\\udc00'}; throw e", shop)
+    assert failed.failure is not None and failed.failure.body == {"d\ufffd": "x\ufffd"}
+    result = await sandbox.run("({s: 'a\\ud800'})", shop)
+    assert result.value == {"s": "a\ufffd"}
+    json.dumps(result.value).encode()
+
+
+async def test_values_nested_past_what_python_reads_fail_cleanly_and_are_never_a_crash(
+    sandbox: Sandbox, shop: Shop
+) -> None:
+    deep = "let a = []; for (let i = 0; i < 1000; i++) a = [a];"
+    result = await sandbox.run(deep + " a", shop)
+    assert (
+        result.failure is not None and result.failure.kind == "result" and "nests too deeply" in result.failure.message
+    )
+    call = await sandbox.run(deep + " try { await call('shop.echo', {a}) } catch (e) { return e.message }", shop)
+    assert call.value == "the arguments of shop.echo nest too deeply (past about 900 levels); flatten them"
+    thrown = await sandbox.run(deep + " const e = new Error('deep'); e.body = a; throw e", shop)
+    assert thrown.failure is not None and thrown.failure.kind == "error"
+    assert shop.calls == []
+
+
+async def test_a_toJSON_on_a_prototype_does_not_reach_the_driver(sandbox: Sandbox, shop: Shop) -> None:
+    source = "Array.prototype.toJSON = () => 'x'; console.log('seen'); (await api.shop.get_item({id: 2})).name"
+    result = await sandbox.run(source, shop)
+    assert (result.value, result.logs) == ("lamp", ("seen",))
+    # On Object.prototype it reaches the script's own arguments: its call fails, with an error that says why.
+    broken = await sandbox.run("Object.prototype.toJSON = () => 'y'; await api.shop.get_item({id: 2})", shop)
+    assert broken.failure is not None and "args must convert to a JSON object" in broken.failure.message
+
+
+async def test_names_outside_the_function_list_never_reach_the_host(sandbox: Sandbox, shop: Shop) -> None:
+    source = """
+    const messages = [];
+    for (const name of ['admin.delete_everything', 'shop.get_iten', 'x'.repeat(70000)]) {
+      try { await call(name, {}) } catch (e) { messages.push(e.message) }
+    }
+    messages
+    """
+    result = await sandbox.run(source, shop)
+    unknown, misspelt, long = result.value
+    assert unknown == "Unknown function 'admin.delete_everything'. Call only the catalog's functions."
+    assert misspelt.startswith("Unknown function 'shop.get_iten'. Did you mean shop.get_item")
+    assert long.startswith("call(name, args): no function has a name of 70000 characters")
+    assert shop.calls == []
+
+
+async def test_a_text_result_counts_its_text_not_its_json(shop: Shop) -> None:
+    sandbox = Sandbox(FUNCTIONS, dataclasses.replace(LIMITS, max_result_bytes=1000))
+    try:
+        newlines = await sandbox.run("'\\n'.repeat(600)", shop)
+        too_long = await sandbox.run("'\\n'.repeat(1001)", shop)
+    finally:
+        await sandbox.aclose()
+    assert newlines.text == "\n" * 600
+    assert too_long.failure is not None and "1001 bytes" in too_long.failure.message
+
+
+async def test_console_lines_as_long_as_the_log_cap_allows_never_break_the_worker(shop: Shop) -> None:
+    limits = dataclasses.replace(LIMITS, max_response_bytes=65536, max_log_bytes=262144)
+    sandbox = Sandbox(FUNCTIONS, limits)
+    try:
+        result = await sandbox.run("console.log('x'.repeat(200000)); 'done'", shop)
+    finally:
+        await sandbox.aclose()
+    assert (result.value, len(result.logs[0])) == ("done", 200000)
+
+
 async def test_the_api_object_is_frozen_and_the_globals_cannot_be_replaced(sandbox: Sandbox, shop: Shop) -> None:
     # Scripts run in sloppy mode, where writing to a frozen object is ignored rather than an error.
     source = """
