@@ -20,7 +20,7 @@ import httpx2
 
 from catalog.errors import shown
 from catalog.model import Arg, Function
-from gateway.errors import ArgumentError
+from gateway.errors import ArgumentError, ToolError
 
 __all__ = ["HttpResponse", "RestRequest", "Transport", "build_request"]
 
@@ -336,14 +336,25 @@ class Transport:
             return await self._send_in_process(self._app, request, all_headers)
         base = httpx2.URL(request.base) if request.base else self._client.base_url
         url = base.copy_with(raw_path=_raw_path(base, request))
-        response = await self._client.request(
-            request.method,
-            url,
-            headers=all_headers,
-            content=request.content,
-            data=dict(_group(request.data)) if request.data or request.files else None,
-            files=list(request.files) or None,
-        )
+        try:
+            response = await self._client.request(
+                request.method,
+                url,
+                headers=all_headers,
+                content=request.content,
+                data=dict(_group(request.data)) if request.data or request.files else None,
+                files=list(request.files) or None,
+            )
+        except httpx2.TimeoutException:
+            where = str(base).rstrip("/")
+            raise ToolError(f"the API at {where} did not answer in time; retry later or ask for less") from None
+        except httpx2.TransportError as error:
+            # Not the API's answer: the gateway could not reach it (wrong --upstream or servers, API down).
+            reason, where = str(error) or type(error).__name__, str(base).rstrip("/")
+            raise ToolError(
+                f"could not reach the API at {where} ({reason}); retry later, and if it persists the gateway's "
+                "upstream URL may be wrong"
+            ) from None
         return HttpResponse(
             status=response.status_code,
             reason=response.reason_phrase,

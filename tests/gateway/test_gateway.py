@@ -4,6 +4,7 @@ driven through the official `mcp` client: in-process over httpx2.ASGITransport a
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,7 +26,7 @@ from catalog.errors import SchemaTooLargeError
 from gateway.app import Gateway
 from gateway.credentials import bearer_to_headers
 from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
-from gateway.errors import ConfigError, RestError
+from gateway.errors import ConfigError, RestError, ToolError
 from gateway.lifespan import app_lifespan
 from tests.gateway.conftest import serve_http
 
@@ -494,6 +495,23 @@ async def test_a_spec_alone_calls_the_api_at_the_documents_first_absolute_server
     assert Gateway(spec={**document, "servers": [{"url": "/relative"}]}).upstream is None
     templated = [{"url": "https://{region}.example.com", "variables": {"region": {"default": "eu"}}}]
     assert Gateway(spec={**document, "servers": templated}).upstream == "https://eu.example.com"
+
+
+async def test_an_api_that_cannot_be_reached_is_a_tool_error_that_says_so() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again: nothing listens there
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "Notes", "version": "1"},
+        "paths": {
+            "/notes": {"get": {"operationId": "list", "tags": ["notes"], "responses": {"200": {"description": "ok"}}}}
+        },
+    }
+    gateway = Gateway(spec=document, upstream=f"http://127.0.0.1:{port}/v1")
+    async with gateway.lifespan():
+        with pytest.raises(ToolError, match=rf"could not reach the API at http://127.0.0.1:{port}/v1 \("):
+            await gateway.call({}, "notes.list", {})
 
 
 async def test_an_operation_with_its_own_server_is_called_there_and_the_others_at_the_upstream() -> None:
