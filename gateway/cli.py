@@ -10,6 +10,7 @@ import argparse
 import importlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,6 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default: sys.argv[1:]); returns the exit code."""
     parser = _parser()
     options = parser.parse_args(argv)
+    options.argv = list(sys.argv[1:] if argv is None else argv)
     if not hasattr(options, "run"):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -451,6 +453,7 @@ def _snapshot(options: argparse.Namespace, out: TextIO) -> int:
     if options.output is None:
         out.write(text)
     else:
+        options.output.parent.mkdir(parents=True, exist_ok=True)
         options.output.write_text(text, encoding="utf-8")
     return EXIT_OK
 
@@ -458,9 +461,11 @@ def _snapshot(options: argparse.Namespace, out: TextIO) -> int:
 def _snapshot_check(options: argparse.Namespace, out: TextIO) -> int:
     from gateway.snapshot import check_snapshot, render_check
 
-    gateway, _ = _build_gateway(options)
+    gateway, demo = _build_gateway(options)
+    if demo:
+        print("mcp-gateway: no --spec or --app given: checking the bundled demo API", file=sys.stderr)
     check = check_snapshot(gateway, options.snapshot, update=options.update)
-    accept = f"mcp-gateway snapshot check {options.snapshot} --update"
+    accept = _accept_command(options.argv)
     print(render_check(check, options.format, fail_on=options.fail_on, accept=accept), file=out)
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if options.format == "github" and summary and (check.diff or check.missing):
@@ -468,6 +473,21 @@ def _snapshot_check(options: argparse.Namespace, out: TextIO) -> int:
         with open(summary, "a", encoding="utf-8") as file:
             file.write(render_check(check, "markdown", fail_on=options.fail_on, accept=accept) + "\n")
     return EXIT_REFUSED if check.failed(options.fail_on) else EXIT_OK
+
+
+def _accept_command(argv: Sequence[str]) -> str:
+    """The command that accepts a snapshot check's changes: the same check, with the options that chose the
+    API and its surface, and --update instead of the report options."""
+    kept: list[str] = []
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in ("--format", "--fail-on"):
+            skip = True
+        elif word != "--update" and not word.startswith(("--format=", "--fail-on=")):
+            kept.append(word)
+    return shlex.join(["mcp-gateway", *kept, "--update"])
 
 
 def _reference(options: argparse.Namespace, out: TextIO) -> int:
@@ -478,6 +498,7 @@ def _reference(options: argparse.Namespace, out: TextIO) -> int:
     if options.output is None:
         out.write(page)
     else:
+        options.output.parent.mkdir(parents=True, exist_ok=True)
         options.output.write_text(page, encoding="utf-8")
         print(f"wrote {options.output} ({len(page.encode()) // 1024} KiB)", file=sys.stderr)
     return EXIT_OK

@@ -108,12 +108,13 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
         data = json.loads(text)
     except ValueError as error:
         raise ConfigError(
-            f"{str(path)!r} is not JSON ({error}); fix the merge or regenerate it with `snapshot check --update`"
+            f"{str(path)!r} is not JSON ({error}); fix the merge, or regenerate it: run the same "
+            "`mcp-gateway snapshot check` with --update"
         ) from None
     if isinstance(data, dict) and "modules" in data and "tools" not in data:
         raise ConfigError(
             f"{str(path)!r} is a catalog snapshot (`mcp-gateway catalog snapshot`), not a gateway surface snapshot; "
-            "regenerate it with `mcp-gateway snapshot check FILE --update`"
+            "regenerate it: run the same `mcp-gateway snapshot check` with --update"
         )
     if (
         not isinstance(data, dict)
@@ -122,7 +123,7 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
     ):
         raise ConfigError(
             f"{str(path)!r} is not a gateway surface snapshot (no 'tools' list and 'catalog' object); "
-            "regenerate it with `mcp-gateway snapshot check FILE --update`"
+            "regenerate it: run the same `mcp-gateway snapshot check` with --update"
         )
     return data
 

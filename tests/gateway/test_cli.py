@@ -48,7 +48,7 @@ def test_unknown_names_exit_one_with_suggestions(capsys: pytest.CaptureFixture[s
 
 
 def test_snapshot_writes_stable_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    target = tmp_path / "snap.json"
+    target = tmp_path / "snapshots" / "new" / "snap.json"  # folders made as needed
     assert main(["catalog", "snapshot", PETSTORE, "-o", str(target)]) == EXIT_OK
     first = target.read_text(encoding="utf-8")
     assert main(["catalog", "snapshot", PETSTORE]) == EXIT_OK
@@ -111,4 +111,4 @@ def test_a_path_that_cannot_be_written_or_read_exits_one_on_stderr(
     assert main(["catalog", "snapshot", "demo", "-o", str(tmp_path)]) == EXIT_REFUSED
     assert capsys.readouterr().err == f"mcp-gateway: {tmp_path}: Is a directory\n"
     assert main(["snapshot", "check", str(tmp_path)]) == EXIT_REFUSED
-    assert capsys.readouterr().err == f"mcp-gateway: {tmp_path}: Is a directory\n"
+    assert capsys.readouterr().err.endswith(f"\nmcp-gateway: {tmp_path}: Is a directory\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -470,6 +471,20 @@ def test_snapshot_check_exits_1_on_drift_and_0_once_updated(
 def test_snapshot_check_fails_on_breaking_drift_whatever_the_gate(tmp_path: Path, gateway: Gateway) -> None:
     check = _drifted(tmp_path, gateway, _drift)
     assert main(["snapshot", "check", str(check.path), "--fail-on", "breaking", "--format", "markdown"]) == 1
+
+
+def test_the_command_a_check_suggests_repeats_the_options_that_chose_the_api(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pets.json"
+    assert main(["snapshot", "check", str(path), "--spec", str(PETSTORE), "--format", "markdown"]) == 1
+    suggested = f"mcp-gateway snapshot check {path} --spec {PETSTORE} --update"
+    assert suggested in capsys.readouterr().out
+    # Running it as printed snapshots the document named, not the demo.
+    assert main(shlex.split(suggested)[1:]) == 0
+    assert main(["snapshot", "check", str(path), "--spec", str(PETSTORE)]) == 0
+    assert main(["snapshot", "check", str(path)]) == 1
+    assert "checking the bundled demo API" in capsys.readouterr().err
 
 
 def test_snapshot_check_reads_a_spec_and_writes_the_step_summary_on_github(
