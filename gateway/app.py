@@ -97,8 +97,14 @@ class Gateway:
         self.catalog = (
             catalog if catalog is not None else self._build(spec, app, composites, concepts, max_schema_nodes)
         )
-        if not self.catalog.functions() and app is None and upstream is None:
-            logger.warning("the catalog has no functions")
+        if not self.catalog.functions():
+            if app is not None and spec is None and catalog is None:
+                logger.warning(
+                    "the app's openapi() lists no operations, so agents will find no functions: create the Gateway "
+                    "after the app's routes and include_router() calls"
+                )
+            else:
+                logger.warning("the catalog has no functions")
         self.name = name or self.catalog.title
         self.version = version or self.catalog.version or "0"
         self.auth = auth or bearer_passthrough()

@@ -61,7 +61,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-gateway", description="Serve an OpenAPI-described API to AI agents.")
     commands = parser.add_subparsers(metavar="COMMAND")
-    serve = commands.add_parser("serve", help="serve the gateway over streamable HTTP (default: the demo API)")
+    serve = commands.add_parser(
+        "serve",
+        help="serve the gateway over streamable HTTP (default: the demo API)",
+        epilog=_ENVIRONMENT + _SERVE_ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _gateway_options(serve)
     serve.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="interface to bind (default 127.0.0.1)")
     serve.add_argument("--port", type=_port, default=_env("PORT", "8000"), help="port (default 8000)")
@@ -89,7 +94,13 @@ def _parser() -> argparse.ArgumentParser:
     _oauth_options(serve)
     _script_options(serve)
     serve.set_defaults(run=_serve)
-    stdio = commands.add_parser("stdio", help="serve the gateway over stdio (Claude Desktop, Claude Code)")
+    stdio = commands.add_parser(
+        "stdio",
+        help="serve the gateway over stdio (Claude Desktop, Claude Code)",
+        epilog=_ENVIRONMENT
+        + "\n  MCP_GATEWAY_TOKEN         the API key or token sent to the REST API as `Authorization: Bearer ...`",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _gateway_options(stdio)
     _script_options(stdio)
     stdio.set_defaults(run=_stdio)
@@ -155,6 +166,19 @@ def _parser() -> argparse.ArgumentParser:
     snapshot.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     snapshot.set_defaults(run=_snapshot)
     return parser
+
+
+_ENVIRONMENT = """environment:
+  Options read these variables when not given (lists are comma-separated; true is 1, true or yes):
+  MCP_GATEWAY_SPEC, _APP, _UPSTREAM, _NAME, _INSTRUCTIONS, _WHOAMI   --spec, --app, --upstream, --name, ...
+  MCP_GATEWAY_TOOLS         --tool (a list)
+  MCP_GATEWAY_CHATGPT_TOOLS, _TIMEOUT, _MAX_OUTPUT_BYTES
+  MCP_GATEWAY_SCRIPTS, _SCRIPTS_ALLOW_WRITES"""
+_SERVE_ENVIRONMENT = """
+  MCP_GATEWAY_HOST, _PORT, _PATH, _REFERENCE_PATH
+  MCP_GATEWAY_ALLOWED_HOSTS, _ALLOWED_ORIGINS   --allowed-host, --allowed-origin (lists)
+  MCP_GATEWAY_OAUTH, _PUBLIC_URL, _OAUTH_STORE, _OAUTH_CLIENTS (a list)
+  MCP_GATEWAY_OAUTH_SECRET  the key that signs and seals OAuth state (required with --oauth)"""
 
 
 def _env(name: str, default: str) -> str:
@@ -246,7 +270,12 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--name", default=os.environ.get("MCP_GATEWAY_NAME"), help="server name shown to clients")
     parser.add_argument("--instructions", default=_env("INSTRUCTIONS", ""), help="a paragraph about the API")
-    parser.add_argument("--whoami", default=os.environ.get("MCP_GATEWAY_WHOAMI"), metavar="FUNCTION")
+    parser.add_argument(
+        "--whoami",
+        default=os.environ.get("MCP_GATEWAY_WHOAMI"),
+        metavar="FUNCTION",
+        help="the function that says who the caller is (e.g. users.get_current_user); the whoami tool calls it",
+    )
     parser.add_argument(
         "--tool",
         action="append",
@@ -261,7 +290,12 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         help="also serve ChatGPT's search/fetch pair over the catalog (deep research, company knowledge)",
     )
     parser.add_argument("--timeout", type=_seconds, default=_env("TIMEOUT", "30"), help="seconds per call")
-    parser.add_argument("--max-output-bytes", type=_positive, default=_env("MAX_OUTPUT_BYTES", "24000"))
+    parser.add_argument(
+        "--max-output-bytes",
+        type=_positive,
+        default=_env("MAX_OUTPUT_BYTES", "24000"),
+        help="the most bytes of text one tool answer holds (default 24000, about 6k tokens)",
+    )
 
 
 def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, bool]:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
+from gateway import cli
 from gateway.cli import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main
 from tests.corpus import CORPUS
 
@@ -112,3 +114,15 @@ def test_a_path_that_cannot_be_written_or_read_exits_one_on_stderr(
     assert capsys.readouterr().err == f"mcp-gateway: {tmp_path}: Is a directory\n"
     assert main(["snapshot", "check", str(tmp_path)]) == EXIT_REFUSED
     assert capsys.readouterr().err.endswith(f"\nmcp-gateway: {tmp_path}: Is a directory\n")
+
+
+def test_serve_help_names_every_variable_the_options_read(capsys: pytest.CaptureFixture[str]) -> None:
+    source = Path(cli.__file__).read_text(encoding="utf-8")
+    read = set(re.findall(r'_env(?:_list)?\("([A-Z_]+)"', source)) | {
+        name.removeprefix("MCP_GATEWAY_") for name in re.findall(r'"(MCP_GATEWAY_[A-Z_]+)"', source)
+    }
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    shown = capsys.readouterr().out.split("environment:", 1)[1]
+    named = {word.removeprefix("MCP_GATEWAY_") for word in re.findall(r"[A-Z][A-Z_]*[A-Z]", shown)}
+    assert read - {"TOKEN"} <= named, read - named

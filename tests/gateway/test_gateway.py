@@ -497,6 +497,22 @@ async def test_a_spec_alone_calls_the_api_at_the_documents_first_absolute_server
     assert Gateway(spec={**document, "servers": templated}).upstream == "https://eu.example.com"
 
 
+def test_a_gateway_made_before_the_apps_routes_warns_that_agents_will_find_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = FastAPI()
+    with caplog.at_level("WARNING", logger="gateway.app"):
+        early = Gateway(app=app)
+    assert "create the Gateway after the app's routes" in caplog.text
+    assert early.catalog.functions() == ()
+
+    @app.get("/items", tags=["items"])
+    def list_items() -> list[str]:
+        return []
+
+    assert [function.name for function in Gateway(app=app).catalog.functions()] == ["items.list_items"]
+
+
 async def test_an_api_that_cannot_be_reached_is_a_tool_error_that_says_so() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
