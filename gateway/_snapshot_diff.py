@@ -293,7 +293,7 @@ def _functions(old: Mapping[str, Mapping[str, Any]], new: Mapping[str, Mapping[s
     for name, before in old.items():
         after = new.get(name) or new.get(renamed.get(name, ""))
         if after is not None and before != after:
-            _function(str(after["name"]), before, after, out)
+            _function(str(after["name"]), before, after, out, renamed=name in renamed)
 
 
 def _route(function: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -315,7 +315,10 @@ _FUNCTION_KEYS = (
 )
 
 
-def _function(name: str, old: Mapping[str, Any], new: Mapping[str, Any], out: _Changes) -> None:
+def _function(
+    name: str, old: Mapping[str, Any], new: Mapping[str, Any], out: _Changes, *, renamed: bool = False
+) -> None:
+    """The changes of one function; after a rename (reported already), not the line and signature it changed."""
     _args(name, old.get("args") or [], new.get("args") or [], out)
     if old.get("returns") != new.get("returns"):
         out.add(True, "function", name, f"return type changed from {old.get('returns')} to {new.get('returns')}")
@@ -335,7 +338,7 @@ def _function(name: str, old: Mapping[str, Any], new: Mapping[str, Any], out: _C
         out.add(False, "function", name, f"route changed from {before} to {after} (agents call it by name)")
     for key in ("summary", "description"):
         _wording(old, new, key, "function", name, out)
-    _rest(old, new, _FUNCTION_KEYS, "function", name, out)
+    _rest(old, new, _FUNCTION_KEYS + (tuple(_DERIVED) if renamed else ()), "function", name, out)
 
 
 def _arg_keys(args: Iterable[Any]) -> dict[str, Mapping[str, Any]]:

@@ -7,6 +7,7 @@ read or written, 2 wrong usage.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -45,11 +46,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mcp-gateway: {error.location}: {error.pointer}: {error}", file=sys.stderr)
         return EXIT_REFUSED
     except UnknownNameError as error:
-        hint = f"; did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
+        # Some messages name the closest already ("no module named 'x'; closest: ..."): not twice.
+        named = "closest:" in str(error)
+        hint = f"; did you mean {', '.join(error.suggestions)}?" if error.suggestions and not named else ""
         print(f"mcp-gateway: {error}{hint}", file=sys.stderr)
         return EXIT_REFUSED
     except (CatalogError, GatewayError) as error:
         print(f"mcp-gateway: {error}", file=sys.stderr)
+        return EXIT_REFUSED
+    except BrokenPipeError:
+        # The reader went away (`... | head`): nothing is wrong with the command, and nothing more can be said.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_REFUSED
     except OSError as error:  # a snapshot, page or output path that cannot be read or written
         where = f"{error.filename}: " if error.filename else ""

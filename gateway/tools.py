@@ -255,7 +255,14 @@ class ToolSet:
             credentialed = request.bearer_token is not None or any(name == "authorization" for name, _ in headers)
             return value_result(
                 _NO_FUNCTION,
-                {"server": self.server_name, "api": self.catalog.title, "credential_presented": credentialed},
+                {
+                    "server": self.server_name,
+                    "api": self.catalog.title,
+                    "credential_presented": credentialed,
+                    "credential_checked": False,
+                    "note": "this server has no whoami function, so nothing checked the credential: the first call "
+                    "that needs it will tell whether the API accepts it",
+                },
                 max_output_bytes=self.max_output_bytes,
             )
         return await self._run(self.whoami, {}, headers)
@@ -279,7 +286,7 @@ class ToolSet:
                 part = describe_function(self.catalog, self.catalog.function(name))
             except UnknownNameError as error:
                 unknown += 1
-                part = _unknown(error, "search_functions finds functions by task")
+                part = _unknown(error, _not_a_function_hint(self.catalog, name))
             size += len(part.encode()) + 2
             if parts and size > self.max_output_bytes:
                 # Whole descriptions or none: the rest is named, to describe in another call.
@@ -322,7 +329,17 @@ class ToolSet:
 
 def _unknown(error: UnknownNameError, hint: str) -> str:
     closest = f" Closest: {', '.join(error.suggestions)}." if error.suggestions else ""
-    return f"{str(error).capitalize()}.{closest} ({hint})"
+    said = str(error)
+    return f"{said[:1].upper()}{said[1:]}.{closest} ({hint})"  # not capitalize(): it lowercases the name
+
+
+def _not_a_function_hint(catalog: Catalog, name: str) -> str:
+    """What to do about a name describe_function does not know: explain_term when it names a term."""
+    try:
+        term = catalog.term(name)
+    except UnknownNameError:
+        return "search_functions finds functions by task"
+    return f"{term.name} is a term, not a function: explain_term explains it"
 
 
 _NO_FUNCTION = Function(

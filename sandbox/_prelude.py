@@ -120,6 +120,20 @@ PRELUDE = r"""
     return promise;
   }
 
+  // An error callAll returns in place of a result: its name and message are enumerable, so a script that
+  // returns the results as they are shows what failed, not {}.
+  function shown(error) {
+    if (error instanceof E) {
+      try {
+        define(error, "name", { value: SE(error.name), enumerable: true, writable: true, configurable: true });
+        define(error, "message", { value: SE(error.message), enumerable: true, writable: true, configurable: true });
+      } catch (ignored) {
+        // a frozen error the script made stays as it is
+      }
+    }
+    return error;
+  }
+
   function callAll(items) {
     if (!isArray(items)) throw new TE("callAll(calls): calls must be an array of {name, args}");
     const promises = [];
@@ -128,9 +142,9 @@ PRELUDE = r"""
       let promise;
       try {
         if (item === null || typeof item !== "object") throw new TE("callAll: item " + i + " is not {name, args}");
-        promise = apply(then, call(item.name, item.args), [undefined, function (error) { return error; }]);
+        promise = apply(then, call(item.name, item.args), [undefined, shown]);
       } catch (error) {
-        promise = P.resolve(error);
+        promise = P.resolve(shown(error));
       }
       promises[i] = promise;
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -126,3 +127,15 @@ def test_serve_help_names_every_variable_the_options_read(capsys: pytest.Capture
     shown = capsys.readouterr().out.split("environment:", 1)[1]
     named = {word.removeprefix("MCP_GATEWAY_") for word in re.findall(r"[A-Z][A-Z_]*[A-Z]", shown)}
     assert read - {"TOKEN"} <= named, read - named
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    read, write = os.pipe()
+    os.close(read)  # as `... | head` does once it has its lines
+    with open(write, "w", encoding="utf-8") as broken:
+        monkeypatch.setattr("sys.stdout", broken)
+        assert main(["catalog", "snapshot", "demo"]) == EXIT_REFUSED
+        monkeypatch.undo()
+    assert capsys.readouterr().err == ""

@@ -161,6 +161,7 @@ async def test_whoami_without_a_function_reports_the_server_and_whether_a_creden
         known = json.loads(text(await client.call_tool("whoami", {})))
     assert anonymous["credential_presented"] is False
     assert known["credential_presented"] is True
+    assert known["credential_checked"] is False and "nothing checked the credential" in known["note"]
     assert known["server"] == "Demo Shop API" or known["server"]
 
 
@@ -187,6 +188,16 @@ async def test_a_function_over_the_schema_node_cap_is_still_called_and_its_argum
     assert bad.is_error
     assert "missing required argument 'customer_id'" in text(bad) and "unknown argument 'colour'" in text(bad)
     assert not product.is_error and json.loads(text(product))["id"] == 1
+
+
+async def test_describing_a_term_or_a_misspelt_name_says_what_to_do_with_the_name_as_given() -> None:
+    app, _ = make_gateway()
+    async with connect(app) as client:
+        term = await client.call_tool("describe_function", {"names": ["Order"]})
+        misspelt = await client.call_tool("describe_function", {"names": ["orders.Get_Ordr"]})
+    assert term.is_error and misspelt.is_error
+    assert "Order is a term, not a function: explain_term explains it" in text(term)
+    assert text(misspelt).startswith("No function named 'orders.Get_Ordr'.")
 
 
 async def test_describing_more_than_fits_gives_whole_descriptions_and_names_the_rest() -> None:

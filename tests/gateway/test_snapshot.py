@@ -289,6 +289,17 @@ def test_a_difference_the_rules_do_not_know_is_still_reported(surface: Surface) 
     assert not any(change.breaking for change in changes)
 
 
+def test_a_renamed_function_is_one_change_not_a_changed_line_and_signature_too(surface: Surface) -> None:
+    new = copy.deepcopy(surface)
+    entry = function(new, "orders.cancel_order")
+    entry["name"] = "orders.cancel"
+    entry["line"] = entry["line"].replace("orders.cancel_order", "orders.cancel", 1)
+    entry["signature"] = entry["signature"].replace("orders.cancel_order", "orders.cancel", 1)
+    assert [str(change) for change in diff_snapshots(surface, new).changes] == [
+        "function orders.cancel_order: renamed to orders.cancel"
+    ]
+
+
 def test_one_added_argument_is_one_change_not_a_changed_signature_too(surface: Surface) -> None:
     new = copy.deepcopy(surface)
     entry = function(new, "orders.cancel_order")

@@ -100,6 +100,20 @@ async def test_call_all_returns_results_and_error_objects_in_order(sandbox: Sand
     assert result.value == [["ok", "mug"], ["error", 404], ["error", None], ["error", None]]
 
 
+async def test_errors_call_all_returns_show_their_name_and_message_as_json(sandbox: Sandbox, shop: Shop) -> None:
+    source = "await callAll([{name: 'shop.get_item', args: {id: 99}}, 7, {name: 'nope.nothing'}])"
+    missing, malformed, unknown = (await sandbox.run(source, shop)).value
+    assert missing == {
+        "name": "Error",
+        "message": "shop.get_item failed: HTTP 404 Not Found",
+        "status": 404,
+        "body": {"detail": "no item"},
+        "function": "shop.get_item",
+    }
+    assert malformed == {"name": "TypeError", "message": "callAll: item 1 is not {name, args}"}
+    assert unknown["message"].startswith("Unknown function 'nope.nothing'")
+
+
 async def test_call_all_runs_the_calls_concurrently_on_the_host(sandbox: Sandbox, shop: Shop) -> None:
     source = "await callAll([1, 2, 3, 4, 5].map(() => ({name: 'shop.slow', args: {seconds: 0.2}}))); 'done'"
     with anyio.fail_after(0.7):  # five sequential calls would take 1 s
