@@ -156,11 +156,10 @@ def _load_path(path: Path, location: str | None) -> Document:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise DocumentError(
-            f"no file {str(path)!r}; check the path (a str is read as a path unless it starts with '{{' or "
-            "contains a line break, then it is document text)",
-            location=shown,
-        ) from None
+        # A name that ends like a document file was meant as a path; anything else may have been meant as text.
+        meant = path.suffix.lower() in (".json", ".yaml", ".yml")
+        why = "" if meant else " (a str is read as document text only when it starts with '{' or has a line break)"
+        raise DocumentError(f"no file {str(path)!r}; check the path{why}", location=shown) from None
     except IsADirectoryError:
         raise DocumentError(
             f"{str(path)!r} is a directory; pass the document's entry file inside it (e.g. openapi.yaml)",

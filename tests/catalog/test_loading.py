@@ -85,10 +85,12 @@ def test_an_empty_str_or_one_that_starts_a_json_list_is_read_as_text_not_a_path(
         load_document(text)
 
 
-def test_a_missing_path_is_refused_with_how_a_str_is_read() -> None:
-    with pytest.raises(DocumentError, match=r"no file 'nowhere.yaml'.*document text") as caught:
+def test_a_missing_path_is_refused_and_a_str_that_may_be_text_says_how_a_str_is_read() -> None:
+    with pytest.raises(DocumentError, match=r"^no file 'nowhere.yaml'; check the path$") as caught:
         load_document("nowhere.yaml")
     assert caught.value.location == "nowhere.yaml"
+    with pytest.raises(DocumentError, match=r"no file 'openapi: 3.1.0'.*document text only when it starts with"):
+        load_document("openapi: 3.1.0")
 
 
 def test_a_directory_is_refused_with_a_hint_to_pass_the_entry_file(tmp_path: Path) -> None:
