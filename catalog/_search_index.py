@@ -275,11 +275,11 @@ class FunctionIndex:
         concepts: list[Concept] = []
         variants = dict(query.variants)
         for concept in query.concepts:
-            added: dict[str, float] = {}
             if any(self.spread.get(word, 0.0) >= _FOREIGN_SPREAD for word in concept.variants):
                 # The API says the concept in words of its own, or in the vocabulary's synonyms of them.
                 concepts.append(concept)
                 continue
+            added: dict[str, float] = {}
             for word, weight in concept.variants.items():
                 if weight < 1.0:
                     continue
