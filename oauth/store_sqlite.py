@@ -31,6 +31,8 @@ CREATE TABLE IF NOT EXISTS oauth_records (
 CREATE INDEX IF NOT EXISTS oauth_records_expiry ON oauth_records (expires_at);
 """
 _PURGE_EVERY = 60.0
+#: How long a statement waits for another process's lock before failing.
+_BUSY_SECONDS = 10.0
 
 
 class SqliteStore:
@@ -52,8 +54,8 @@ class SqliteStore:
         if self._db is None:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
+            db = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+            _use_wal(db)
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
             self._db = db
@@ -63,9 +65,24 @@ class SqliteStore:
         return await self._in_thread(lambda db: db.execute(sql, params))
 
     async def _one(self, sql: str, *params: Any) -> Any:
-        """The first row of a statement, read in the same step: a statement with RETURNING holds the write lock
-        until its rows are read, so they must not wait for the event loop."""
-        return await self._in_thread(lambda db: db.execute(sql, params).fetchone())
+        """The first row of a statement that writes, read in the same step and its own immediate transaction.
+
+        A statement with RETURNING holds the write lock until its rows are read, so they must not wait for the
+        event loop; and one that reads before it writes (an upsert) must take the write lock first, or another
+        process's commit in between makes it fail at once ("database is locked") instead of waiting its turn.
+        """
+
+        def work(db: sqlite3.Connection) -> Any:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(sql, params).fetchone()
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return row
+
+        return await self._in_thread(work)
 
     async def _in_thread(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         def run() -> _T:
@@ -123,7 +140,8 @@ class SqliteStore:
         return updated.rowcount == 1
 
     async def count(self, key: str, *, window: float) -> int:
-        """See `TokenStore.count`: one upsert, so concurrent counts never see the same number."""
+        """See `TokenStore.count`: one upsert in a write transaction, so concurrent counts never see the same
+        number."""
         now = self._clock()
         row = await self._one(
             "INSERT INTO oauth_records (kind, key, value, expires_at) VALUES ('attempts', ?, '1', ?) "
@@ -148,6 +166,20 @@ class SqliteStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Switch the file to WAL journaling. The switch locks the whole file and SQLite does not wait for that lock
+    as it waits for others: when two processes open a new file at once, the second retries for a while."""
+    deadline = time.monotonic() + _BUSY_SECONDS
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def _load(text: str) -> dict[str, Any]:
