@@ -262,22 +262,21 @@ class Authorization:
             )
         tries = await self.store.count(f"request:{request_id}", window=self.config.login_ttl)
         if tries > _MAX_KEY_ATTEMPTS:
-            await self.store.delete("request", request_id)
-            return pages.error_page(
-                "Too many attempts", f"The key was refused {_MAX_KEY_ATTEMPTS} times. {_START_AGAIN}"
-            )
+            return await self._attempts_used_up(request_id)
         try:
             principal = await self.login.check_key(form.get("api_key", ""))
         except LoginError as error:
             if tries >= _MAX_KEY_ATTEMPTS:
-                await self.store.delete("request", request_id)
-                return pages.error_page(
-                    "Too many attempts", f"The key was refused {_MAX_KEY_ATTEMPTS} times. {_START_AGAIN}"
-                )
+                return await self._attempts_used_up(request_id)
             return self._login_form(client, record["redirect_uri"], request_id, csrf, error=str(error))
         record["principal"] = self._sealed(principal)
         await self.store.put("request", request_id, record, expires_at=record["expires_at"])
         return self._consent(client, record, principal.name, request_id, csrf)
+
+    async def _attempts_used_up(self, request_id: str) -> Response:
+        """End a login whose keys were refused too often: the request is gone, the app must start again."""
+        await self.store.delete("request", request_id)
+        return pages.error_page("Too many attempts", f"The key was refused {_MAX_KEY_ATTEMPTS} times. {_START_AGAIN}")
 
     async def decide(self, request: Request) -> Response:
         """Redirect back to the client: with a code when the user allowed, with `access_denied` otherwise."""

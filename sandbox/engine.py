@@ -30,6 +30,7 @@ import _quickjs  # type: ignore[import-not-found]
 
 from sandbox._prelude import PRELUDE, REMOVED_GLOBALS
 from sandbox._source import with_implicit_return
+from sandbox.results import DEEP_BODY
 
 __all__ = ["Engine", "EngineLimits", "HostLink", "Outcome", "OutcomeKind", "Reply"]
 
@@ -312,7 +313,7 @@ def _capped_info(text: str, max_bytes: int) -> dict[str, Any]:
             if len(json.dumps(info["body"], ensure_ascii=True)) <= max_bytes:
                 capped["body"] = info["body"]
         except (ValueError, RecursionError):
-            capped["body"] = "(the error's body nests too deeply to show)"
+            capped["body"] = DEEP_BODY
     return capped
 
 

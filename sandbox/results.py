@@ -178,9 +178,13 @@ def clean_json(value: object) -> object:
     return value if cleaned == text else json.loads(cleaned)
 
 
+#: What stands for an error's body nested too deeply to write as JSON.
+DEEP_BODY = "(the error's body nests too deeply to show)"
+
+
 def _shown_body(body: object) -> object:
     """An error's `body` as the caller may print it: clean text, and a note instead of one nested too deeply."""
     try:
         return clean_json(body)
     except RecursionError:
-        return "(the error's body nests too deeply to show)"
+        return DEEP_BODY
