@@ -6,13 +6,14 @@ import itertools
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from catalog._html import plain_text
 from catalog._refs import RefResolver
 from catalog.composite import Composite, Concept
+from catalog.effects import Effect, EffectRules, EffectSource, document_effect, method_effect
 from catalog.errors import CatalogConfigError, DocumentError
 from catalog.loading import Document, DocumentWarning
 from catalog.model import Arg, ArgLocation, Catalog, Function, Module, Term
@@ -48,12 +49,15 @@ def build_catalog(
     composites: Sequence[Composite] = (),
     concepts: Mapping[str, Concept] | None = None,
     max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
+    effects: EffectRules | None = None,
 ) -> Catalog:
     """The catalog of `document` plus the project's composites and concepts; deterministic for the same input.
 
-    Raises DocumentError when the document has no usable structure, CatalogConfigError for a bad composite.
+    `effects` are the operator's read/write/destructive rules (see `catalog.effects`). Raises DocumentError
+    when the document has no usable structure, CatalogConfigError for a bad composite or conflicting rules.
     """
-    return _Builder(document, max_schema_nodes=max_schema_nodes).build(composites, concepts or {})
+    builder = _Builder(document, max_schema_nodes=max_schema_nodes, effects=effects or EffectRules())
+    return builder.build(composites, concepts or {})
 
 
 def load_catalog(
@@ -62,12 +66,17 @@ def load_catalog(
     composites: Sequence[Composite] = (),
     concepts: Mapping[str, Concept] | None = None,
     max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
+    effects: EffectRules | None = None,
 ) -> Catalog:
     """Load `source` (path, URL, text, bytes, dict or app; see `load_document`) and build its catalog."""
     from catalog.loading import load_document
 
     return build_catalog(
-        load_document(source), composites=composites, concepts=concepts, max_schema_nodes=max_schema_nodes
+        load_document(source),
+        composites=composites,
+        concepts=concepts,
+        max_schema_nodes=max_schema_nodes,
+        effects=effects,
     )
 
 
@@ -89,8 +98,9 @@ class _Operation:
 
 
 class _Builder:
-    def __init__(self, document: Document, *, max_schema_nodes: int) -> None:
+    def __init__(self, document: Document, *, max_schema_nodes: int, effects: EffectRules) -> None:
         self.document = document
+        self.effects = effects
         self.data = document.data
         servers = self.data.get("servers")
         #: The document's top-level server URLs, variables at their defaults, relative ones resolved.
@@ -121,6 +131,7 @@ class _Builder:
         self._assign_modules(operations)
         functions = self._name_functions(operations)
         functions.extend(self._composites(composites, {f.name for f in functions}))
+        functions = self._operator_effects(functions)
         tag_descriptions = self._tag_descriptions()
         by_module: dict[str, list[Function]] = defaultdict(list)
         for function in functions:
@@ -238,6 +249,10 @@ class _Builder:
         operation = op.operation
         args, body_type, request_types, body_required, body_term = self._args(op)
         returns, return_schema, response_types = self._result(op)
+        declared, problem = document_effect(operation, op.method)
+        if problem is not None:
+            self.warn(op.pointer, problem)
+        effect: Effect = declared or method_effect(op.method)
         description = _text(operation.get("description"))
         summary = _one_line(_text(operation.get("summary"))) or _first_sentence(description)
         return Function(
@@ -251,8 +266,9 @@ class _Builder:
             returns=returns,
             return_schema=return_schema,
             deprecated=operation.get("deprecated") is True,
-            read_only=op.method in ("get", "head"),
-            destructive=op.method == "delete",
+            read_only=effect == "read",
+            destructive=effect == "destructive",
+            effect_source="document" if declared else "method",
             request_content_types=request_types,
             response_content_types=response_types,
             body_content_type=body_type,
@@ -459,6 +475,29 @@ class _Builder:
 
     # Composites and terms
 
+    def _operator_effects(self, functions: list[Function]) -> list[Function]:
+        """The functions with the operator's effect rules applied; unused patterns are warnings."""
+        if not self.effects:
+            return functions
+        for pattern in self.effects.unused(function.name for function in functions):
+            self.warn("#/paths", f"the effect rule {pattern!r} matches no function; check its spelling")
+        changed: list[Function] = []
+        for function in functions:
+            effect = self.effects.effect(function.name)
+            if effect is None:
+                changed.append(function)
+                continue
+            source: EffectSource = "operator"
+            changed.append(
+                replace(
+                    function,
+                    read_only=effect == "read",
+                    destructive=effect == "destructive",
+                    effect_source=source,
+                )
+            )
+        return changed
+
     def _composites(self, composites: Sequence[Composite], taken: set[str]) -> list[Function]:
         functions: list[Function] = []
         for item in composites:
@@ -580,12 +619,20 @@ def _unique_names(operations: list[_Operation]) -> dict[int, str]:
         for op in members:
             counts[op.base_name] += 1
         ordered = sorted(members, key=lambda op: (len(op.path), op.path, _METHODS.index(op.method)))
+        shortest: dict[str, str] = {}
+        for op in ordered:
+            shortest.setdefault(op.base_name, op.path)
         for op in ordered:
             candidates = [op.base_name] if counts[op.base_name] == 1 or op.base_name not in taken else []
+            # One handler on several routes (`/batches`, `/v1/batches`, `/{provider}/v1/batches`) or methods:
+            # the route's version, then the words of this route that the shortest one lacks (`_by_provider`),
+            # then the method tell them apart, before the raw operationId does.
             version = _version_segment(op.path)
-            if version:
-                candidates.append(f"{op.base_name}_{version}")
-            candidates += [op.fallback_name, f"{op.base_name}_{op.method}"]
+            qualifier = _route_qualifier(op.path, shortest[op.base_name], op.base_name)
+            qualified = [f"{op.base_name}_{part}" for part in (version, qualifier) if part]
+            candidates += qualified
+            candidates += [f"{name}_{op.method}" for name in (op.base_name, *qualified)]
+            candidates.append(op.fallback_name)
             name = next((c for c in candidates if c not in taken), None)
             if name is None:
                 number = 2
@@ -595,6 +642,27 @@ def _unique_names(operations: list[_Operation]) -> dict[int, str]:
             taken.add(name)
             names[id(op)] = name
     return names
+
+
+def _route_qualifier(path: str, shortest: str, name: str) -> str:
+    """The segments of `path` that `shortest` lacks, as words: parameters as `by_x`, static segments unless the
+    name says them already; the version is left to its own candidate."""
+    named = set(name.split("_"))
+    others = set(shortest.split("/"))
+    words: list[str] = []
+    version = _version_segment(path)
+    for segment in path.split("/"):
+        if not segment or segment in others or segment.lower() == version:
+            continue
+        word = snake_case(segment.strip("{}"))
+        if segment.startswith("{"):
+            words.append(f"by_{word}")
+        elif word not in named and word not in _NOISE_WORDS:
+            words.append(word)
+    return "_".join(words)
+
+
+_NOISE_WORDS = frozenset({"api", "apis", "rest", "public"})
 
 
 def _version_segment(path: str) -> str | None:

@@ -16,6 +16,7 @@ from catalog.schemas import check_size
 if TYPE_CHECKING:
     from catalog._refs import RefResolver
     from catalog.composite import Composite
+    from catalog.effects import EffectSource
     from catalog.loading import DocumentWarning
     from catalog.schemas import SchemaSpace
 
@@ -63,6 +64,8 @@ class Function:
     deprecated: bool
     read_only: bool
     destructive: bool
+    #: What decided `read_only` and `destructive`: the HTTP method, the document's extensions, or the operator.
+    effect_source: EffectSource = "method"
     request_content_types: tuple[str, ...] = ()
     response_content_types: tuple[str, ...] = ()
     #: The media type call_function sends the body as, or None without a body.

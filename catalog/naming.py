@@ -25,7 +25,7 @@ _NON_WORD = re.compile(r"[^0-9a-zA-Z]+")
 _VERSION_SEGMENT = re.compile(r"^(v\d+(\.\d+)*([a-z]+\d*)?|\d{4}-\d{2}-\d{2}|\d+(\.\d+)*)$", re.IGNORECASE)
 _NOISE_SEGMENTS = frozenset({"api", "apis", "rest", "public", "latest"})
 _PATH_PARAM = re.compile(r"^\{[^}]*\}$")
-_FASTAPI_PATH_CHARS = re.compile(r"\W")
+_PATH_WORDS = re.compile(r"[^0-9A-Za-z]+")
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
@@ -53,12 +53,38 @@ def snake_case(text: str) -> str:
 def clean_operation_id(operation_id: str, *, method: str, path: str) -> str:
     """Strip the route suffix FastAPI appends to generated operationIds: `read_item_items__item_id__get` → `read_item`.
 
-    FastAPI builds `{route name}{path with non-word characters as _}_{method}`; anything else passes unchanged.
+    FastAPI builds `{route name}{path with non-word characters as _}_{method}`. Its shapes vary: a route for
+    several methods carries the first method's name on each, a sub-app's mount path may be in the documented
+    path but not in the id, and custom id functions collapse `__`. So the id's words are compared with the
+    path's: the trailing HTTP method and the path words the id ends with go (all of them, or at least two
+    when the path has more in front), as long as a route name stays; anything else passes unchanged.
     """
-    suffix = _FASTAPI_PATH_CHARS.sub("_", path) + "_" + method.lower()
-    if operation_id.endswith(suffix) and len(operation_id) > len(suffix):
-        return operation_id[: -len(suffix)]
-    return operation_id
+    words = operation_id.split("_")
+    if len(words) < 3 or words[-1].lower() not in _METHODS:
+        return operation_id
+    body = words[:-1]
+    path_words = [word for word in _PATH_WORDS.split(path) if word]
+    if not path_words:
+        # The root path: `read_root__get`.
+        name = "_".join(body).strip("_")
+        return name if body[-1] == "" and any(ch.isalpha() for ch in name) else operation_id
+    # Drop the path's words from the end of the id, matching the path from its end (empty words are the `__`
+    # FastAPI writes for `/{`, which may or may not be there).
+    index = len(body)
+    remaining = list(path_words)
+    while remaining and index > 0:
+        if body[index - 1] == "":
+            index -= 1
+            continue
+        if body[index - 1] != remaining[-1]:
+            break
+        remaining.pop()
+        index -= 1
+    matched = len(path_words) - len(remaining)
+    if matched == 0 or (remaining and matched < 2):
+        return operation_id
+    name = "_".join(body[:index]).strip("_")
+    return name if name and any(ch.isalpha() for ch in name) else operation_id
 
 
 def function_name_from_route(method: str, path: str) -> str:

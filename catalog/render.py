@@ -14,6 +14,7 @@ from catalog._refs import RefResolver
 from catalog.model import Arg, Catalog, Function, Module, Term
 
 __all__ = [
+    "LINE_CHARS",
     "describe_function",
     "describe_functions",
     "explain_term",
@@ -26,6 +27,8 @@ __all__ = [
 
 _MAX_ENUM = 8
 _MAX_INLINE_PROPERTIES = 6
+#: The longest search hit line: one readable line, whatever the signature.
+LINE_CHARS = 200
 _MAX_LINE_ARGS = 6
 _MAX_DESCRIPTION = 1200
 _LOCATION_WORDS = {"path": "path", "query": "query", "header": "header", "cookie": "cookie", "body": "body"}
@@ -161,8 +164,17 @@ def _marks(function: Function) -> str:
 
 
 def function_line(function: Function) -> str:
-    """One dense line that starts with the full function name: signature — summary [read|write|destructive]."""
-    return f"{signature(function, compact=True)} — {function.summary} {_marks(function)}"
+    """One dense line that starts with the full function name: signature — summary [read|write|destructive].
+
+    At most `LINE_CHARS` characters: a longer signature or summary (a union of forty types) is cut with "…",
+    the marks kept.
+    """
+    marks = _marks(function)
+    head = f"{signature(function, compact=True)} — {function.summary}"
+    room = LINE_CHARS - len(marks) - 1
+    if len(head) > room:
+        head = head[: room - 1].rstrip() + "…"
+    return f"{head} {marks}"
 
 
 def module_line(module: Module) -> str:
@@ -214,12 +226,19 @@ def _arg_detail(arg: Arg) -> str:
             facts.append(f"default {_literal(schema['default'])}")
         for key, label in (("minimum", "min"), ("maximum", "max"), ("maxLength", "max length"), ("pattern", "pattern")):
             if key in schema:
-                facts.append(f"{label} {schema[key]}")
+                facts.append(f"{label} {_bound(schema[key])}")
         if schema.get("deprecated") is True:
             facts.append("deprecated")
     text = f"{arg.name}: {type_of(schema)} ({', '.join(facts)})"
     description = _first_line(arg.description, limit=240)
     return f"{text} — {description}" if description else text
+
+
+def _bound(value: Any) -> str:
+    """A bound as written for people: `0`, not `0.0` (JSON does not tell 0 from 0.0; FastAPI writes `ge=0` as 0.0)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return str(value)
 
 
 def _terms_used(catalog: Catalog, function: Function) -> list[str]:

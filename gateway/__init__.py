@@ -11,6 +11,8 @@ Mount it next to a FastAPI or Starlette app in three lines::
 from __future__ import annotations
 
 from gateway.app import Gateway
+from gateway.caller import Peer, RequestInfo, RestContext
+from gateway.config import GatewayConfig
 from gateway.credentials import AuthFunc, bearer_passthrough, bearer_to_headers
 from gateway.errors import ArgumentError, ConfigError, CredentialError, GatewayError, RestError, ToolError
 from gateway.research import DataSource, ResearchConfig
@@ -18,7 +20,7 @@ from gateway.scripting import ScriptConfig
 from gateway.server import McpEndpoint
 from gateway.stdio import run_stdio
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
-from gateway.tooling import EmbeddedResource, ImageContent, RequestInfo, TextContent, ToolResult, ToolSpec
+from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
 
 __all__ = [
     "ArgumentError",
@@ -28,11 +30,14 @@ __all__ = [
     "DataSource",
     "EmbeddedResource",
     "Gateway",
+    "GatewayConfig",
     "GatewayError",
     "ImageContent",
     "McpEndpoint",
+    "Peer",
     "RequestInfo",
     "ResearchConfig",
+    "RestContext",
     "RestError",
     "ScriptConfig",
     "StreamableHttpApp",

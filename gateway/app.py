@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -11,6 +11,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from catalog.builder import build_catalog
 from catalog.composite import Composite, Concept
@@ -18,37 +19,48 @@ from catalog.errors import CatalogError
 from catalog.loading import load_document
 from catalog.model import Catalog
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
-from gateway.calls import Dispatcher, decode_body
+from gateway.caller import LOCAL_PEER, RequestInfo, RestContext
+from gateway.config import GatewayConfig
 from gateway.credentials import AuthFunc, bearer_passthrough
-from gateway.dispatch import Transport
+from gateway.dispatcher import Dispatcher, decode_body
+from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
 from gateway.lifespan import app_lifespan
 from gateway.reference import ReferencePage, reference_page
 from gateway.research import ResearchConfig, research_tools
+from gateway.routes import check_routes, mounted_prefixes, serves
 from gateway.scripting import ScriptConfig, ScriptTool
 from gateway.server import McpEndpoint
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
-from gateway.tooling import RequestInfo, ToolResult, ToolSpec
-from gateway.tools import ToolRunner, ToolSet, instructions_for
+from gateway.tools import ToolSet, instructions_for
+from gateway.toolspec import ToolResult, ToolSpec
+from gateway.transports import AsgiTransport, Transport, UpstreamTransport
+from gateway.types import ErrorHook, ToolRunner
 
 __all__ = ["Gateway"]
 
 logger = logging.getLogger("gateway")
 
-ErrorHook = Callable[[str, Exception], Awaitable[None]]
-_FORWARDED = ("x-forwarded-for", "x-request-id")
+#: How many unrouted operations a start-up warning names.
+_EXAMPLES = 5
 
 
 class Gateway:
     """An MCP server over a REST API's catalog, dispatching calls to the app in-process or to an upstream URL.
 
     Give `app` (an ASGI app, e.g. FastAPI; its own `openapi()` is the spec unless `spec` is given) or
-    `upstream` (a base URL) with `spec`. Construction loads and checks everything and raises ConfigError
-    (or the catalog's DocumentError) saying what to fix. `research` (True, or a `ResearchConfig`) adds ChatGPT's
-    `search`/`fetch` pair for deep research and company knowledge after the fixed tools. `reference_path`
-    (e.g. "/reference") serves the reference page for people there, from `mount()` and `standalone()`.
-    `script` (a `ScriptConfig`) adds run_script right after the fixed tools; it needs `whoami`, which every run
-    calls first with the caller's credentials.
+    `upstream` (a base URL) with `spec`. In-process calls go to `prefix` + each documented path (default: the
+    document's relative server URL, such as `/api`); the gateway checks at start-up that the paths route in
+    the app. `read_only`, `destructive` and `writes` are patterns on function names (`*.count_*`) that say
+    what a function does where the HTTP method and the document's `x-mcp-read-only` / `x-mcp-destructive`
+    say otherwise. `whoami_fields` chooses the fields whoami shows; by default it shows the identity and
+    leaves out values that look like credentials. `trusted_proxies` lists the proxies whose
+    `X-Forwarded-For` is passed on (with the real peer appended); others' forwarded headers are rebuilt.
+    `research` (True, or a `ResearchConfig`) adds ChatGPT's `search`/`fetch` pair; `reference_path` (e.g.
+    "/reference") serves the reference page; `script` (a `ScriptConfig`) adds run_script, which needs `whoami`.
+
+    Construction loads and checks everything and raises ConfigError (or the catalog's DocumentError) saying
+    what to fix. Every option is kept in `config`, a `GatewayConfig`; `Gateway.from_config` takes one.
     """
 
     def __init__(
@@ -58,111 +70,127 @@ class Gateway:
         app: Any = None,
         upstream: str | None = None,
         catalog: Catalog | None = None,
+        prefix: str | None = None,
         name: str | None = None,
         version: str | None = None,
         instructions: str = "",
         whoami: str | None = None,
+        whoami_fields: Sequence[str] | None = None,
         auth: AuthFunc | None = None,
         composites: Sequence[Composite] = (),
         concepts: Mapping[str, Concept] | None = None,
         tools: Sequence[str] = (),
         additive: Sequence[str] = (),
+        read_only: Sequence[str] = (),
+        destructive: Sequence[str] = (),
+        writes: Sequence[str] = (),
         max_output_bytes: int = 24_000,
         timeout: float = 30.0,
         on_error: ErrorHook | None = None,
         allowed_hosts: Sequence[str] = (),
         allowed_origins: Sequence[str] = (),
+        trusted_proxies: Sequence[str] = (),
         max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
         extra_tools: Sequence[tuple[ToolSpec, ToolRunner]] = (),
         research: bool | ResearchConfig = False,
         reference_path: str | None = None,
         script: ScriptConfig | None = None,
     ) -> None:
-        if app is not None and upstream is not None:
-            raise ConfigError("give app (in-process dispatch) or upstream (a base URL), not both")
-        if max_output_bytes < 1000:
-            raise ConfigError(f"max_output_bytes must be at least 1000, got {max_output_bytes!r}")
-        if timeout <= 0:
-            raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
-        if reference_path is not None and not reference_path.startswith("/"):
-            raise ConfigError(
-                f"reference_path must be a URL path starting with '/', e.g. '/reference', not {reference_path!r}"
+        self._compose(
+            GatewayConfig(
+                spec=spec,
+                app=app,
+                upstream=upstream,
+                catalog=catalog,
+                prefix=prefix,
+                name=name,
+                version=version,
+                instructions=instructions,
+                whoami=whoami,
+                whoami_fields=tuple(whoami_fields) if whoami_fields is not None else None,
+                auth=auth,
+                composites=tuple(composites),
+                concepts=concepts,
+                tools=tuple(tools),
+                additive=tuple(additive),
+                read_only=tuple(read_only),
+                destructive=tuple(destructive),
+                writes=tuple(writes),
+                max_output_bytes=max_output_bytes,
+                timeout=timeout,
+                on_error=on_error,
+                allowed_hosts=tuple(allowed_hosts),
+                allowed_origins=tuple(allowed_origins),
+                trusted_proxies=tuple(trusted_proxies),
+                max_schema_nodes=max_schema_nodes,
+                extra_tools=tuple(extra_tools),
+                research=research,
+                reference_path=reference_path,
+                script=script,
             )
-        if upstream is not None and not upstream.startswith(("http://", "https://")):
-            raise ConfigError(f"upstream must be an http(s) base URL, got {upstream!r}")
-        self.app = app
-        #: Where `mount()` and `standalone()` serve the reference page (see `reference_app`); None: not served.
-        self.reference_path = reference_path
-        self._reference: ReferencePage | None = None
-        self.catalog = (
-            catalog if catalog is not None else self._build(spec, app, composites, concepts, max_schema_nodes)
         )
-        if not self.catalog.functions():
-            if app is not None and spec is None and catalog is None:
-                logger.warning(
-                    "the app's openapi() lists no operations, so agents will find no functions: create the Gateway "
-                    "after the app's routes and include_router() calls"
-                )
-            else:
-                logger.warning("the catalog has no functions")
-        self.name = name or self.catalog.title
-        self.version = version or self.catalog.version or "0"
-        self.auth = auth or bearer_passthrough()
-        if app is None and upstream is None:
-            # A spec alone: call the API where the document says it lives (its first absolute server URL).
-            upstream = next(
-                (url for url in self.catalog.servers if url.startswith(("http://", "https://")) and "{" not in url),
-                None,
-            )
-        #: Where calls go: the app in-process, or an upstream base URL (given, or the document's first server).
-        self.upstream = upstream
-        self.transport = Transport(app=app, upstream=upstream, timeout=timeout) if app or upstream else None
-        self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=timeout)
+
+    @classmethod
+    def from_config(cls, config: GatewayConfig) -> Gateway:
+        """The gateway a `GatewayConfig` describes."""
+        gateway = cls.__new__(cls)
+        gateway._compose(config)
+        return gateway
+
+    def _compose(self, config: GatewayConfig) -> None:
+        self.config = config
+        self.app = config.app
+        #: Where `mount()` and `standalone()` serve the reference page (see `reference_app`); None: not served.
+        self.reference_path = config.reference_path
+        self._reference: ReferencePage | None = None
+        self.catalog = config.catalog if config.catalog is not None else _build_catalog(config)
+        _warn_about_document(config, self.catalog)
+        self.name = config.name or self.catalog.title
+        self.version = config.version or self.catalog.version or "0"
+        self.auth = config.auth or bearer_passthrough()
+        #: Where calls go: an upstream base URL (given, or the document's first absolute server), else None.
+        self.upstream = config.upstream if config.app is None else None
+        if config.app is None and self.upstream is None:
+            self.upstream = _first_absolute_server(self.catalog)
+        self.transport: Transport | None = _transport(config, self.catalog, self.upstream)
+        self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=config.timeout)
         #: The run_script tool when `script` is given; it owns the sandbox's worker processes (see lifespan()).
         self.scripts: ScriptTool | None = None
-        if script is not None:
-            if not isinstance(script, ScriptConfig):
-                raise ConfigError(f"script must be a ScriptConfig, got {script!r}")
-            if whoami is None:
-                raise ConfigError(
-                    "run_script needs whoami: name a function that fails without valid credentials "
-                    "(e.g. whoami='users.get_current_user'); every script run calls it first"
-                )
+        if config.script is not None and config.whoami is not None:
             self.scripts = ScriptTool(
-                config=script,
+                config=config.script,
                 dispatcher=self.dispatcher,
-                rest_headers=self._rest_headers,
-                whoami=whoami,
-                max_output_bytes=max_output_bytes,
-                on_error=on_error,
+                rest_context=self._rest_context,
+                whoami=config.whoami,
+                max_output_bytes=config.max_output_bytes,
+                on_error=config.on_error,
             )
-        script_extra = [(self.scripts.spec, self.scripts)] if self.scripts is not None else []
-        # ChatGPT's search/fetch pair goes right after the fixed tools (see gateway.research).
-        research_extra: list[tuple[ToolSpec, ToolRunner]] = []
-        if research is not False:
-            if not isinstance(research, ResearchConfig | bool):
-                raise ConfigError(f"research must be True, False or a ResearchConfig, got {research!r}")
-            config = research if isinstance(research, ResearchConfig) else ResearchConfig()
-            research_extra = research_tools(
+        extra: list[tuple[ToolSpec, ToolRunner]] = [(self.scripts.spec, self.scripts)] if self.scripts else []
+        if config.research is not False:
+            # ChatGPT's search/fetch pair goes right after the fixed tools (see gateway.research).
+            research = config.research if isinstance(config.research, ResearchConfig) else ResearchConfig()
+            extra += research_tools(
                 self.catalog,
                 self.dispatcher,
-                self._rest_headers,
-                config,
-                max_output_bytes=max_output_bytes,
-                reference_path=reference_path,
+                self._rest_context,
+                research,
+                max_output_bytes=config.max_output_bytes,
+                reference_path=config.reference_path,
             )
         self.toolset = ToolSet(
             catalog=self.catalog,
             dispatcher=self.dispatcher,
-            rest_headers=self._rest_headers,
+            rest_context=self._rest_context,
             server_name=self.name,
-            whoami=whoami,
-            promoted=tools,
-            additive=additive,
-            max_output_bytes=max_output_bytes,
-            extra=[*script_extra, *research_extra, *extra_tools],
+            whoami=config.whoami,
+            whoami_fields=config.whoami_fields,
+            promoted=config.tools,
+            additive=config.additive,
+            max_output_bytes=config.max_output_bytes,
+            extra=[*extra, *config.extra_tools],
+            scripts=self.scripts is not None,
         )
-        self.instructions = instructions_for(self.catalog, instructions)
+        self.instructions = instructions_for(self.catalog, config.instructions)
         self.endpoint = McpEndpoint(
             name=self.name,
             version=self.version,
@@ -170,36 +198,10 @@ class Gateway:
             tools=self.toolset.specs,
             handle=self.toolset.handle,
             authenticate=self._authenticate,
-            on_error=on_error,
+            on_error=config.on_error,
+            handler_validates=self.toolset.self_validating,
         )
-        self.security = (
-            TransportSecurity(allowed_hosts=tuple(allowed_hosts), allowed_origins=tuple(allowed_origins))
-            if (allowed_hosts or allowed_origins)
-            else TransportSecurity()
-        )
-
-    @staticmethod
-    def _build(
-        spec: Any,
-        app: Any,
-        composites: Sequence[Composite],
-        concepts: Mapping[str, Concept] | None,
-        max_schema_nodes: int,
-    ) -> Catalog:
-        source = spec
-        if source is None:
-            if app is None or not callable(getattr(app, "openapi", None)):
-                raise ConfigError(
-                    "no spec: pass spec= (a path, URL, text or dict), or an app with its own openapi() such as FastAPI"
-                )
-            source = app
-        try:
-            document = load_document(source)
-            return build_catalog(document, composites=composites, concepts=concepts, max_schema_nodes=max_schema_nodes)
-        except CatalogError:
-            raise
-        except (TypeError, ValueError) as error:
-            raise ConfigError(f"cannot load the spec: {error}") from error
+        self.security = TransportSecurity(allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins)
 
     # Credentials
 
@@ -214,15 +216,28 @@ class Gateway:
             logger.exception("the auth function failed")
             raise CredentialError("the credentials could not be checked") from error
 
-    async def _rest_headers(self, request: RequestInfo) -> list[tuple[str, str]]:
+    async def _rest_context(self, request: RequestInfo) -> RestContext:
+        """What the REST calls of `request` carry: forwarded headers the gateway rebuilt, then the credentials."""
         source = request.headers or {}
-        headers = [(name, source[name]) for name in _FORWARDED if name in source]
+        headers: list[tuple[str, str]] = []
+        if "x-request-id" in source:
+            headers.append(("x-request-id", source["x-request-id"]))
+        peer = request.peer or LOCAL_PEER
+        if request.peer is not None and peer.client is not None:
+            # The gateway is the proxy of these calls: it appends the peer it saw, and keeps what came before
+            # only from a proxy the operator trusts (so a caller cannot claim another address).
+            address = peer.client[0]
+            trusted = address in self.config.proxies
+            chain = source.get("x-forwarded-for", "").strip() if trusted else ""
+            headers.append(("x-forwarded-for", f"{chain}, {address}" if chain else address))
+            proto = source.get("x-forwarded-proto", "").strip() if trusted else ""
+            headers.append(("x-forwarded-proto", proto or peer.scheme))
         principal = request.principal
         if isinstance(principal, Mapping):
             headers.extend((str(k), str(v)) for k, v in principal.items())
         elif request.transport == "stdio":
             headers.extend(self._stdio_headers)
-        return headers
+        return RestContext(headers=tuple(headers), peer=peer)
 
     _stdio_headers: Sequence[tuple[str, str]] = ()
 
@@ -244,7 +259,7 @@ class Gateway:
     async def call(self, headers: Mapping[str, str], name: str, args: Mapping[str, Any]) -> Any:
         """Call a catalog function in-process with the REST `headers`; the decoded body, RestError on 4xx/5xx."""
         function = self.dispatcher.function(name)
-        outcome = await self.dispatcher.call(function, args, list(headers.items()))
+        outcome = await self.dispatcher.call(function, args, RestContext.of(headers))
         if outcome.response is None:
             return outcome.value
         return decode_body(outcome.response, function=function)
@@ -255,19 +270,53 @@ class Gateway:
         """The MCP endpoint as an ASGI app (stateless streamable HTTP, JSON responses, POST only)."""
         return self.endpoint.http_app(security=self.security)
 
-    def mount(self, app: Any, path: str = "/mcp") -> None:
-        """Serve the MCP endpoint at exactly `path` of a Starlette/FastAPI `app` (no trailing-slash redirect),
-        and the reference page at `reference_path` when one was given."""
-        router = getattr(app, "router", app)
-        router.routes.insert(0, Route(path, self.asgi(), methods=["GET", "POST", "DELETE"]))
+    def _routes(self, path: str) -> dict[str, ASGIApp]:
+        routes: dict[str, ASGIApp] = {path: self.asgi()}
         if self.reference_path is not None:
-            router.routes.insert(0, Route(self.reference_path, self.reference_app(), methods=["GET", "HEAD"]))
+            routes[self.reference_path] = self.reference_app()
+        return routes
+
+    def wrap(self, app: ASGIApp, path: str = "/mcp") -> GatewayEntrance:
+        """`app` with the MCP endpoint at exactly `path` (and the reference page at `reference_path`), answered
+        before `app` and its middleware see the request; for any ASGI app."""
+        return GatewayEntrance(app, self._routes(path), on_startup=self._start, on_shutdown=self._close)
+
+    def mount(self, app: Any, path: str = "/mcp") -> None:
+        """Serve the MCP endpoint at exactly `path` of a Starlette or FastAPI `app` (no trailing-slash redirect),
+        and the reference page at `reference_path` when one was given.
+
+        The gateway's paths are answered outside the app's middleware, so an MCP request holds none of the
+        app's per-request resources while its calls run through the whole app, middleware included. The
+        app's middleware therefore does not see MCP requests themselves (its CORS, logging, rate limits
+        apply to each call instead); `allowed_origins` says which browser origins the endpoint answers.
+        """
+        taken = [route for route in self._routes(path) if serves(app, route)]
+        if taken:
+            raise ConfigError(
+                f"the app already serves {', '.join(taken)} itself, and the gateway would hide it: mount the gateway "
+                "at another path, e.g. gateway.mount(app, '/gateway/mcp')"
+            )
+        if not install(app, self.wrap):
+            raise ConfigError(
+                f"mount() needs a Starlette or FastAPI app, not {type(app).__name__}; for any other ASGI app, "
+                f"serve gateway.wrap(app, {path!r}) instead"
+            )
 
     def reference_app(self) -> ReferencePage:
         """The reference page as an ASGI app (GET/HEAD), for mounting anywhere; rendered once, on first request."""
         if self._reference is None:
             self._reference = ReferencePage(lambda: reference_page(self))
         return self._reference
+
+    async def _start(self) -> None:
+        if self.scripts is not None:
+            await self.scripts.start()
+
+    async def _close(self) -> None:
+        if self.scripts is not None:
+            await self.scripts.aclose()
+        if self.transport is not None:
+            await self.transport.aclose()
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
@@ -276,20 +325,16 @@ class Gateway:
         With run_script, the sandbox's workers start here and are killed at the end.
         """
         try:
-            if self.scripts is not None:
-                await self.scripts.start()
+            await self._start()
             if self.app is not None:
                 async with app_lifespan(self.app) as state:
-                    if self.transport is not None:
+                    if isinstance(self.transport, AsgiTransport):
                         self.transport.state = state
                     yield
             else:
                 yield
         finally:
-            if self.scripts is not None:
-                await self.scripts.aclose()
-            if self.transport is not None:
-                await self.transport.aclose()
+            await self._close()
 
     def standalone(self, path: str = "/mcp") -> Starlette:
         """A Starlette app serving the MCP endpoint at `path`, running the wrapped app's lifespan; for uvicorn."""
@@ -308,3 +353,111 @@ class Gateway:
         if self.reference_path is not None:
             routes.append(Route(self.reference_path, self.reference_app(), methods=["GET", "HEAD"]))
         return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _build_catalog(config: GatewayConfig) -> Catalog:
+    source = config.spec
+    if source is None:
+        if config.app is None or not callable(getattr(config.app, "openapi", None)):
+            raise ConfigError(
+                "no spec: pass spec= (a path, URL, text or dict), or an app with its own openapi() such as FastAPI"
+            )
+        source = config.app
+    try:
+        document = load_document(source)
+        return build_catalog(
+            document,
+            composites=config.composites,
+            concepts=config.concepts,
+            max_schema_nodes=config.max_schema_nodes,
+            effects=config.effects,
+        )
+    except CatalogError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"cannot load the spec: {error}") from error
+
+
+def _warn_about_document(config: GatewayConfig, catalog: Catalog) -> None:
+    if config.catalog is not None and config.effects:
+        raise ConfigError(
+            "read_only, destructive and writes apply when the gateway builds the catalog; with catalog=, pass "
+            "effects=EffectRules(...) to build_catalog instead"
+        )
+    if not catalog.functions():
+        if config.app is not None and config.spec is None and config.catalog is None:
+            logger.warning(
+                "the app's openapi() lists no operations, so agents will find no functions: create the Gateway "
+                "after the app's routes and include_router() calls"
+            )
+        else:
+            logger.warning("the catalog has no functions")
+    if catalog.title == "FastAPI" and config.name is None:
+        # FastAPI's default title: agents and people would see a server called "FastAPI".
+        logger.warning(
+            "the API's title is FastAPI's default 'FastAPI', which clients show as the server's name: set "
+            "FastAPI(title=...) or give the gateway a name"
+        )
+
+
+def _first_absolute_server(catalog: Catalog) -> str | None:
+    """Where a document alone says the API lives: its first absolute server URL (variables at their defaults)."""
+    return next(
+        (url for url in catalog.servers if url.startswith(("http://", "https://")) and "{" not in url),
+        None,
+    )
+
+
+def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) -> Transport | None:
+    if config.app is not None:
+        prefix = config.prefix if config.prefix is not None else _relative_server(catalog)
+        _check_routes(config.app, catalog, prefix, given=config.prefix is not None)
+        return AsgiTransport(config.app, prefix=prefix)
+    if upstream is not None:
+        return UpstreamTransport(upstream, timeout=config.timeout)
+    return None
+
+
+def _relative_server(catalog: Catalog) -> str:
+    """The document's first server URL when it is a path (`/api`): where its paths live in the app."""
+    first = catalog.servers[0] if catalog.servers else ""
+    return first.rstrip("/") if first.startswith("/") else ""
+
+
+def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> None:
+    """Refuse an app in which none of the documented operations route, naming the prefix or sub-app that fits;
+    warn when some do not."""
+    report = check_routes(app, catalog.functions(), prefix)
+    if not report.known or not report.unrouted:
+        return
+    examples = ", ".join(f"{f.method} {prefix}{f.path}" for f in report.unrouted[:_EXAMPLES])
+    if not report.none_route:
+        more = f" and {len(report.unrouted) - _EXAMPLES} more" if len(report.unrouted) > _EXAMPLES else ""
+        logger.warning(
+            "%d of the document's %d operations do not route in the app (%s%s): calls to them will answer 404 "
+            "or 405; check that the document is this app's",
+            len(report.unrouted),
+            report.checked,
+            examples,
+            more,
+        )
+        return
+    fits = [
+        candidate
+        for candidate in dict.fromkeys(["", *mounted_prefixes(app)])
+        if candidate != prefix and not check_routes(app, catalog.functions(), candidate).unrouted
+    ]
+    where = f"under the prefix {prefix!r}" if prefix else "at the app's root"
+    why = " (the document's relative server URL)" if prefix and not given else ""
+    if fits:
+        option = fits[0] or "''"
+        fix = (
+            f"they route under {fits[0]!r}: pass prefix={fits[0]!r} (--prefix {option}), or give the sub-app "
+            "whose document this is as app="
+        )
+    else:
+        fix = "give the app whose document this is, or pass prefix= with the path the app serves them under"
+    raise ConfigError(
+        f"none of the document's {report.checked} operations route in the app {where}{why} (e.g. {examples}): "
+        f"every call would answer 404. {fix[0].upper()}{fix[1:]}"
+    )

@@ -23,6 +23,7 @@ from gateway.errors import ConfigError as GatewayConfigError
 from gateway.errors import GatewayError
 
 if TYPE_CHECKING:
+    from catalog.effects import EffectRules
     from gateway.app import Gateway
 
 __all__ = ["main"]
@@ -94,6 +95,14 @@ def _parser() -> argparse.ArgumentParser:
         help="also accept this browser Origin (scheme://host[:port])",
     )
     serve.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=_env_list("TRUSTED_PROXIES"),
+        metavar="ADDRESS",
+        help="a proxy (address, network such as 10.0.0.0/8, or *) whose X-Forwarded-For and -Proto are believed "
+        "(repeatable); without one, forwarded headers are never trusted",
+    )
+    serve.add_argument(
         "--reference-path",
         default=os.environ.get("MCP_GATEWAY_REFERENCE_PATH"),
         metavar="PATH",
@@ -150,6 +159,8 @@ def _parser() -> argparse.ArgumentParser:
     check = actions.add_parser("check", help="load and build; print counts and warnings")
     check.add_argument("spec", help="OpenAPI document: file path or URL (JSON or YAML), or `demo`")
     check.add_argument("--warnings", type=_count, default=20, metavar="N", help="print at most N warnings (default 20)")
+    for flag, what in (("--read-only", "only reads"), ("--destructive", "deletes data"), ("--writes", "writes")):
+        check.add_argument(flag, action="append", default=[], metavar="PATTERN", help=f"functions that {what}")
     check.set_defaults(run=_check)
 
     search = actions.add_parser("search", help="rank functions for a task, as search_functions does")
@@ -180,11 +191,14 @@ _ENVIRONMENT = """environment:
   Options read these variables when not given (lists are comma-separated; true is 1, true or yes):
   MCP_GATEWAY_SPEC, _APP, _UPSTREAM, _NAME, _INSTRUCTIONS, _WHOAMI   --spec, --app, --upstream, --name, ...
   MCP_GATEWAY_TOOLS         --tool (a list)
+  MCP_GATEWAY_PREFIX, _WHOAMI_FIELDS, _AUTH_HEADERS   --prefix, --whoami-field, --auth-header (lists)
+  MCP_GATEWAY_READ_ONLY, _DESTRUCTIVE, _WRITES        --read-only, --destructive, --writes (lists)
   MCP_GATEWAY_CHATGPT_TOOLS, _TIMEOUT, _MAX_OUTPUT_BYTES
   MCP_GATEWAY_SCRIPTS, _SCRIPTS_ALLOW_WRITES"""
 _SERVE_ENVIRONMENT = """
   MCP_GATEWAY_HOST, _PORT, _PATH, _REFERENCE_PATH
   MCP_GATEWAY_ALLOWED_HOSTS, _ALLOWED_ORIGINS   --allowed-host, --allowed-origin (lists)
+  MCP_GATEWAY_TRUSTED_PROXIES                  --trusted-proxy (a list)
   MCP_GATEWAY_OAUTH, _PUBLIC_URL, _OAUTH_STORE, _OAUTH_CLIENTS (a list)
   MCP_GATEWAY_OAUTH_SECRET  the key that signs and seals OAuth state (required with --oauth)"""
 
@@ -271,6 +285,13 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         help="ASGI app to dispatch to in-process (its own openapi() is the spec unless --spec is given)",
     )
     source.add_argument(
+        "--prefix",
+        default=os.environ.get("MCP_GATEWAY_PREFIX"),
+        metavar="PATH",
+        help="path before every documented path in the app, e.g. /api for a sub-app mounted there (default: the "
+        "document's relative server URL)",
+    )
+    source.add_argument(
         "--upstream",
         default=os.environ.get("MCP_GATEWAY_UPSTREAM"),
         metavar="URL",
@@ -283,6 +304,37 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("MCP_GATEWAY_WHOAMI"),
         metavar="FUNCTION",
         help="the function that says who the caller is (e.g. users.get_current_user); the whoami tool calls it",
+    )
+    parser.add_argument(
+        "--whoami-field",
+        action="append",
+        default=_env_list("WHOAMI_FIELDS") or None,
+        metavar="FIELD",
+        help="show only this field of the whoami answer (repeatable; dotted paths; default: all but credentials)",
+    )
+    parser.add_argument(
+        "--auth-header",
+        action="append",
+        default=_env_list("AUTH_HEADERS"),
+        metavar="TEMPLATE",
+        help="send the token to the API as this header instead of 'Authorization: Bearer', e.g. 'X-API-Key: "
+        "{token}', 'Authorization: Basic {basic}', or 'X-Key: {key}' with 'X-Secret: {secret}' (repeatable)",
+    )
+    effects = parser.add_argument_group(
+        "what functions do, where the HTTP method says otherwise (patterns on names, e.g. '*.count_*')"
+    )
+    effects.add_argument(
+        "--read-only", action="append", default=_env_list("READ_ONLY"), metavar="PATTERN", help="only reads"
+    )
+    effects.add_argument(
+        "--destructive",
+        action="append",
+        default=_env_list("DESTRUCTIVE"),
+        metavar="PATTERN",
+        help="deletes or overwrites data",
+    )
+    effects.add_argument(
+        "--writes", action="append", default=_env_list("WRITES"), metavar="PATTERN", help="changes data, additively"
     )
     parser.add_argument(
         "--tool",
@@ -306,11 +358,31 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _shared_options(options: argparse.Namespace) -> dict[str, Any]:
+    """The Gateway options every source takes the same way."""
+    shared: dict[str, Any] = {
+        "tools": options.tool,
+        "timeout": options.timeout,
+        "max_output_bytes": options.max_output_bytes,
+        "research": options.chatgpt_tools,
+        "read_only": options.read_only,
+        "destructive": options.destructive,
+        "writes": options.writes,
+        "whoami_fields": options.whoami_field,
+    }
+    if options.auth_header:
+        from gateway.credentials import header_templates
+
+        shared["auth"] = header_templates(options.auth_header)
+    return shared
+
+
 def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, bool]:
     """The gateway the options describe; True when it serves the bundled demo."""
     from gateway.app import Gateway
 
     demo = not (options.spec or options.app or options.upstream)
+    extra = {**_shared_options(options), **extra}
     if demo:
         from gateway.demo import create_app
 
@@ -322,33 +394,29 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
             whoami=whoami,
             instructions=instructions,
             name=options.name or "demo-shop",
-            tools=options.tool,
-            timeout=options.timeout,
-            max_output_bytes=options.max_output_bytes,
-            research=options.chatgpt_tools,
             **extra,
         )
         return gateway, True
     if options.upstream and not options.spec:
         raise GatewayConfigError("--upstream needs --spec: the gateway reads the API's document from it")
+    if options.prefix is not None and not options.app:
+        raise GatewayConfigError("--prefix applies to --app; for an upstream, put the path in --upstream's URL")
     app = _import_app(options.app) if options.app else None
     gateway = Gateway(
         spec=options.spec,
         app=app,
         upstream=options.upstream,
+        prefix=options.prefix,
         name=options.name,
         whoami=options.whoami,
         instructions=options.instructions,
-        tools=options.tool,
-        timeout=options.timeout,
-        max_output_bytes=options.max_output_bytes,
-        research=options.chatgpt_tools,
         **extra,
     )
     return gateway, False
 
 
 def _import_app(reference: str) -> Any:
+    """The ASGI app `MODULE:ATTR` names, calling ATTR first when it is a factory that takes no arguments."""
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
         raise GatewayConfigError(f"--app takes MODULE:ATTR, e.g. myapi.main:app, not {reference!r}")
@@ -357,12 +425,58 @@ def _import_app(reference: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise GatewayConfigError(f"--app: cannot import {module_name!r}: {error}") from error
-    app: Any = module
+    found: Any = module
     for part in attribute.split("."):
-        app = getattr(app, part, None)
-        if app is None:
+        found = getattr(found, part, None)
+        if found is None:
             raise GatewayConfigError(f"--app: {module_name!r} has no attribute {attribute!r}")
-    return app
+    if _is_asgi_app(found):
+        return found
+    if _is_factory(found):
+        try:
+            made = found()
+        except Exception as error:
+            raise GatewayConfigError(f"--app: {reference}() failed: {type(error).__name__}: {error}") from error
+        if _is_asgi_app(made):
+            return made
+        raise GatewayConfigError(
+            f"--app: {reference}() returned {_described(made)}, not an ASGI app such as FastAPI(); name the app "
+            "or a function that returns one"
+        )
+    raise GatewayConfigError(
+        f"--app: {reference} is {_described(found)}, not an ASGI app or a function that makes one "
+        "(e.g. myapi.main:app or myapi.main:create_app)"
+    )
+
+
+def _is_asgi_app(value: Any) -> bool:
+    """An ASGI 3 app: a Starlette-like app or router, or a callable taking (scope, receive, send)."""
+    if hasattr(value, "router") or type(value).__name__ in ("Router", "Starlette"):
+        return True
+    if isinstance(value, type) or not callable(value):
+        return False
+    return _required_parameters(value) == 3
+
+
+def _is_factory(value: Any) -> bool:
+    return callable(value) and not isinstance(value, type) and _required_parameters(value) == 0
+
+
+def _required_parameters(value: Any) -> int | None:
+    import inspect
+
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return None
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in signature.parameters.values() if p.kind in kinds and p.default is inspect.Parameter.empty)
+
+
+def _described(value: Any) -> str:
+    kind = "a class" if isinstance(value, type) else f"a {type(value).__name__}"
+    shown = repr(value)
+    return f"{kind} ({shown[:80]}{'…' if len(shown) > 80 else ''})"
 
 
 def _serve(options: argparse.Namespace, out: TextIO) -> int:
@@ -376,6 +490,7 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
         options,
         allowed_hosts=[*options.allowed_host, *(oauth.allowed_hosts if oauth else ())],
         allowed_origins=options.allowed_origin,
+        trusted_proxies=options.trusted_proxy,
         reference_path=reference_path or None,
         **({"auth": oauth.server.auth} if oauth else {}),
         **_script_config(options),
@@ -407,7 +522,17 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
     app = gateway.standalone(options.path)
     if oauth is not None:
         oauth.server.mount(app)
-    uvicorn.run(app, host=options.host, port=options.port, log_level="info", proxy_headers=True)
+    # The client address is the proxy's unless a trusted proxy says otherwise (uvicorn rewrites it from
+    # X-Forwarded-For only for the addresses given), so a caller cannot claim another address.
+    trusted = options.trusted_proxy
+    uvicorn.run(
+        app,
+        host=options.host,
+        port=options.port,
+        log_level="info",
+        proxy_headers=bool(trusted),
+        forwarded_allow_ips=",".join(trusted) if trusted else None,
+    )
     return EXIT_OK
 
 
@@ -428,19 +553,22 @@ def _stdio(options: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _catalog(spec: str) -> Catalog:
+def _catalog(spec: str, effects: EffectRules | None = None) -> Catalog:
     """The catalog of SPEC: a path or URL, or `demo` for the bundled demo API."""
     from catalog.builder import load_catalog
 
     if spec == "demo":
         from gateway.demo import create_app
 
-        return load_catalog(create_app())
-    return load_catalog(spec)
+        return load_catalog(create_app(), effects=effects)
+    return load_catalog(spec, effects=effects)
 
 
 def _check(options: argparse.Namespace, out: TextIO) -> int:
-    catalog = _catalog(options.spec)
+    from catalog.effects import EffectRules
+
+    rules = EffectRules.of(read_only=options.read_only, destructive=options.destructive, writes=options.writes)
+    catalog = _catalog(options.spec, rules)
     functions = catalog.functions()
     print(
         f"{catalog.title} {catalog.version}: {len(catalog.modules)} modules, {len(functions)} functions, "
@@ -456,7 +584,27 @@ def _check(options: argparse.Namespace, out: TextIO) -> int:
         print(f"warning: {warning.pointer}: {warning.message}", file=out)
     if len(catalog.warnings) > options.warnings:
         print(f"… {len(catalog.warnings) - options.warnings} more warnings (--warnings N shows more)", file=out)
+    _print_effect_candidates(catalog, out, limit=options.warnings)
     return EXIT_OK
+
+
+def _print_effect_candidates(catalog: Catalog, out: TextIO, *, limit: int) -> None:
+    """POST operations whose names read like reads or deletes: the operator decides, nothing is reclassified."""
+    from catalog.effects import effect_candidates
+
+    found = effect_candidates(catalog.functions())
+    if not found:
+        return
+    print(
+        f"{len(found)} POST functions are counted as writes but their names read like reads or deletes; mark them "
+        "in the document (x-mcp-read-only / x-mcp-destructive) or with --read-only / --destructive PATTERN:",
+        file=out,
+    )
+    for function, suggested in found[:limit]:
+        option = "--read-only" if suggested == "read" else "--destructive"
+        print(f"  {function.name} (POST {function.path}): reads like {suggested}? {option} {function.name}", file=out)
+    if len(found) > limit:
+        print(f"  … {len(found) - limit} more (--warnings N shows more)", file=out)
 
 
 def _search(options: argparse.Namespace, out: TextIO) -> int:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import base64
+import re
+import string
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from gateway.errors import ConfigError, CredentialError
 
-__all__ = ["AuthFunc", "bearer_passthrough", "bearer_to_headers"]
+__all__ = ["AuthFunc", "bearer_passthrough", "bearer_to_headers", "header_templates"]
 
 AuthFunc = Callable[[str | None], Awaitable[Mapping[str, str]]]
 """Maps the MCP request's bearer token (None without a well-formed one) to REST headers.
@@ -42,3 +45,60 @@ def bearer_to_headers(key_header: str, secret_header: str) -> AuthFunc:
         return {key_header: key, secret_header: secret}
 
     return auth
+
+
+#: The placeholders a header template may use.
+_PLACEHOLDERS = frozenset({"token", "key", "secret", "basic"})
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an RFC 9110 §5.6.2 token
+
+
+def header_templates(templates: Sequence[str]) -> AuthFunc:
+    """Headers built from the bearer token by templates such as `X-API-Key: {token}`, `Authorization: Basic
+    {basic}` (the token, e.g. `user:password`, base64-encoded as RFC 7617 wants) or `X-Key: {key}` with
+    `X-Secret: {secret}` (the token split at its first ':'); no token, no headers.
+
+    ConfigError for a template that is not `Name: value` or uses another placeholder; a token without ':'
+    is refused (401) when a template needs `{key}` or `{secret}`.
+    """
+    if isinstance(templates, str):
+        raise ConfigError("header templates are a list, e.g. ['X-API-Key: {token}'], not one string")
+    parsed: list[tuple[str, str]] = []
+    for template in templates:
+        name, separator, value = template.partition(":")
+        name, value = name.strip(), value.strip()
+        if not separator or not _HEADER_NAME.match(name) or not value:
+            raise ConfigError(f"header template {template!r} must be 'Name: value', e.g. 'X-API-Key: {{token}}'")
+        try:
+            fields = {field for _, field, _, _ in string.Formatter().parse(value) if field is not None}
+        except ValueError as error:
+            raise ConfigError(f"header template {template!r}: {error}") from None
+        unknown = fields - _PLACEHOLDERS
+        if unknown:
+            raise ConfigError(
+                f"header template {template!r} uses {', '.join(sorted(map(repr, unknown)))}; the placeholders are "
+                "{token}, {key}, {secret} and {basic}"
+            )
+        parsed.append((name, value))
+    if not parsed:
+        raise ConfigError("give at least one header template, e.g. 'X-API-Key: {token}'")
+    split = any("{key}" in value or "{secret}" in value for _, value in parsed)
+
+    async def auth(token: str | None) -> Mapping[str, str]:
+        if not token:
+            return {}
+        key, separator, secret = token.partition(":")
+        if split and (not separator or not key or not secret):
+            raise CredentialError(
+                "the bearer token must be 'key:secret' for this API",
+                www_authenticate='Bearer error="invalid_token", error_description="expected key:secret"',
+            )
+        values = {"token": token, "key": key, "secret": secret, "basic": base64.b64encode(token.encode()).decode()}
+        headers = {name: value.format(**values) for name, value in parsed}
+        if any(_CONTROL.search(value) for value in headers.values()):
+            raise CredentialError("the bearer token holds characters no header can carry")
+        return headers
+
+    return auth
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -30,7 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term
-from gateway.tooling import ToolSpec
+from gateway.toolspec import ToolSpec
 
 if TYPE_CHECKING:
     from gateway.app import Gateway

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NotRequired, TypedDict
@@ -29,12 +29,14 @@ from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term
 from catalog.search import search
 from gateway._research_fit import check_record, effective_schema, field_at, records_path
-from gateway.calls import Dispatcher, decode_body
+from gateway.caller import RequestInfo
+from gateway.dispatcher import Dispatcher, decode_body
 from gateway.errors import ArgumentError, ConfigError, ToolError
 from gateway.reference import anchor
 from gateway.results import cap_text, response_result
-from gateway.tooling import RequestInfo, ToolResult, ToolSpec
 from gateway.tools import read_only_spec
+from gateway.toolspec import ToolResult, ToolSpec
+from gateway.types import RestContextFor, ToolRunner
 
 __all__ = [
     "DataSource",
@@ -45,10 +47,6 @@ __all__ = [
     "research_tools",
 ]
 
-RestHeaders = Callable[[RequestInfo], Awaitable[Sequence[tuple[str, str]]]]
-"""The REST headers for a request: the caller's credentials plus the forwarded headers."""
-
-ResearchRunner = Callable[[dict[str, Any], RequestInfo], Awaitable[ToolResult]]
 
 FUNCTION_PREFIX = "function:"
 TERM_PREFIX = "term:"
@@ -163,12 +161,12 @@ _FETCH_SCHEMA: dict[str, Any] = {
 def research_tools(
     catalog: Catalog,
     dispatcher: Dispatcher,
-    rest_headers: RestHeaders,
+    rest_context: RestContextFor,
     config: ResearchConfig,
     *,
     max_output_bytes: int,
     reference_path: str | None = None,
-) -> list[tuple[ToolSpec, ResearchRunner]]:
+) -> list[tuple[ToolSpec, ToolRunner]]:
     """The `search` and `fetch` tools with their runners; ConfigError when a DataSource does not fit the catalog.
 
     The input schemas are OpenAI's (one required string each, no other properties named). Every answer is one
@@ -188,7 +186,7 @@ def research_tools(
         titles = ("Search the API reference", "Fetch a reference entry")
         open_world = False
     else:
-        data = _DataResearch(catalog, dispatcher, rest_headers, config, config.data, max_output_bytes)
+        data = _DataResearch(catalog, dispatcher, rest_context, config, config.data, max_output_bytes)
         research = data
         what = config.data.description.strip() or data.search_function.summary or data.search_function.name
         search_text = (
@@ -388,13 +386,13 @@ class _DataResearch:
         self,
         catalog: Catalog,
         dispatcher: Dispatcher,
-        rest_headers: RestHeaders,
+        rest_context: RestContextFor,
         config: ResearchConfig,
         source: DataSource,
         max_output_bytes: int,
     ) -> None:
         self.dispatcher = dispatcher
-        self.rest_headers = rest_headers
+        self.rest_context = rest_context
         self.source = source
         self.max_results = config.max_results
         self.max_output_bytes = max_output_bytes
@@ -421,7 +419,7 @@ class _DataResearch:
 
     async def _call(self, function: Function, args: Mapping[str, Any], request: RequestInfo) -> Any:
         """The decoded answer; an error ToolResult (status, hint, body) raised as ToolError on a REST error."""
-        outcome = await self.dispatcher.call(function, args, await self.rest_headers(request))
+        outcome = await self.dispatcher.call(function, args, await self.rest_context(request))
         if outcome.response is None:
             return outcome.value
         if outcome.response.status >= 400:

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from catalog.model import Function
-from gateway.dispatch import HttpResponse
-from gateway.tooling import EmbeddedResource, ImageContent, TextContent, ToolResult
+from gateway.rest import HttpResponse
+from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult
 
 __all__ = ["cap_text", "response_result", "value_result"]
 
@@ -15,7 +15,8 @@ __all__ = ["cap_text", "response_result", "value_result"]
 _NARROWING = ("limit", "per_page", "page_size", "size", "max_results", "top", "page", "cursor", "offset", "fields")
 _STATUS_HINTS = {
     400: "Fix the arguments; describe_function shows the signature.",
-    401: "The API rejected the credentials: the MCP client must send a valid token (Authorization: Bearer ...).",
+    401: "The API rejected the credentials the gateway sent for this caller: check the token (over HTTP the MCP "
+    "client's Authorization: Bearer ...; over stdio MCP_GATEWAY_TOKEN).",
     403: "The caller's credentials lack permission for this function.",
     404: "Nothing found there: check the ids (search_functions finds functions that list them).",
     405: "The API does not allow this method here.",
@@ -24,8 +25,16 @@ _STATUS_HINTS = {
     429: "Rate limited: wait before retrying.",
 }
 
+#: For a call during which the app itself failed (an exception in its code): not the gateway's fault, not transient.
+_RAISED_HINT = (
+    "The API's own code failed on this call (the gateway relayed its answer); the same call will likely fail "
+    "again, so try other arguments or another function, or report it to the API's operator."
+)
 
-def response_result(function: Function, response: HttpResponse, *, max_output_bytes: int) -> ToolResult:
+
+def response_result(
+    function: Function, response: HttpResponse, *, max_output_bytes: int, scripts: bool = False
+) -> ToolResult:
     """The tool result for a REST response: an error result for 4xx/5xx, else content by media type."""
     media = response.content_type
     if response.status >= 400:
@@ -40,11 +49,11 @@ def response_result(function: Function, response: HttpResponse, *, max_output_by
         return ToolResult.text(f"HTTP {response.status} {response.reason}: done, no content.")
     if response.is_json:
         try:
-            return value_result(function, response.json(), max_output_bytes=max_output_bytes)
+            return value_result(function, response.json(), max_output_bytes=max_output_bytes, scripts=scripts)
         except ValueError:
-            return ToolResult.text(cap_text(response.text, max_output_bytes, function))
+            return ToolResult.text(cap_text(response.text, max_output_bytes, function, scripts=scripts))
     if media.startswith("text/") or media in ("application/xml", "application/yaml", "application/x-yaml"):
-        return ToolResult.text(cap_text(response.text, max_output_bytes, function))
+        return ToolResult.text(cap_text(response.text, max_output_bytes, function, scripts=scripts))
     if len(response.body) > max_output_bytes * 4:
         return ToolResult.error(
             f"{function.name} returned {len(response.body)} bytes of {media or 'binary data'}, over the "
@@ -58,10 +67,10 @@ def response_result(function: Function, response: HttpResponse, *, max_output_by
     )
 
 
-def value_result(function: Function, value: Any, *, max_output_bytes: int) -> ToolResult:
+def value_result(function: Function, value: Any, *, max_output_bytes: int, scripts: bool = False) -> ToolResult:
     """A JSON value as compact text, with `structured` content when it is an object that fits and nests little."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    capped = cap_text(text, max_output_bytes, function)
+    capped = cap_text(text, max_output_bytes, function, scripts=scripts)
     structured = value if isinstance(value, dict) and capped is text and _nests_within(value, _MAX_NESTING) else None
     return ToolResult(content=(TextContent(text=capped),), structured=structured)
 
@@ -84,17 +93,21 @@ def _nests_within(value: Any, limit: int) -> bool:
     return True
 
 
-def cap_text(text: str, max_output_bytes: int, function: Function | None = None) -> str:
-    """`text` cut to `max_output_bytes` (UTF-8) with a hint on how to narrow the request; unchanged when it fits."""
+def cap_text(text: str, max_output_bytes: int, function: Function | None = None, *, scripts: bool = False) -> str:
+    """`text` cut to `max_output_bytes` (UTF-8) with a hint on how to narrow the request; unchanged when it fits.
+
+    The hint offers run_script only when `scripts` says it is served.
+    """
     encoded = text.encode()
     if len(encoded) <= max_output_bytes:
         return text
     narrowing = [arg.name for arg in function.args if arg.name in _NARROWING] if function is not None else []
-    how = (
-        f"pass {', '.join(narrowing)} to get less"
-        if narrowing
-        else "filter with the function's arguments, or use run_script to extract only what you need"
-    )
+    if narrowing:
+        how = f"pass {', '.join(narrowing)} to get less"
+    elif scripts:
+        how = "filter with the function's arguments, or use run_script to extract only what you need"
+    else:
+        how = "filter with the function's arguments to get less"
     note = f"\n… [cut: the result is {len(encoded)} bytes, over the {max_output_bytes}-byte limit; {how}]"
     room = max(max_output_bytes - len(note.encode()), 0)
     return encoded[:room].decode("utf-8", "ignore") + note
@@ -102,7 +115,10 @@ def cap_text(text: str, max_output_bytes: int, function: Function | None = None)
 
 def _error(function: Function, response: HttpResponse, max_output_bytes: int) -> ToolResult:
     body = response.body.decode("utf-8", "replace").strip()
-    hint = _STATUS_HINTS.get(response.status, "The API failed; retry later." if response.status >= 500 else "")
+    if response.raised:
+        hint = _RAISED_HINT
+    else:
+        hint = _STATUS_HINTS.get(response.status, "The API failed; retry later." if response.status >= 500 else "")
     route = f"{function.method} {function.path}"
     text = f"HTTP {response.status} {response.reason} from {function.name} ({route})."
     if hint:

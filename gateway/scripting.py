@@ -12,15 +12,17 @@ from __future__ import annotations
 import hashlib
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catalog.model import Function
-from gateway.calls import Dispatcher, decode_body
+from gateway.caller import RequestInfo, RestContext
+from gateway.dispatcher import Dispatcher, decode_body
 from gateway.errors import ConfigError, RestError, ToolError
-from gateway.tooling import RequestInfo, TextContent, ToolResult, ToolSpec
+from gateway.toolspec import TextContent, ToolResult, ToolSpec
+from gateway.types import ErrorHook, RestContextFor
 from sandbox import CallError, Sandbox, ScriptFailure, ScriptLimits, ScriptResult
 from sandbox.errors import BusyError, SourceError
 
@@ -29,8 +31,6 @@ __all__ = ["AllowHook", "ScriptConfig", "ScriptTool"]
 AllowHook = Callable[[Any], bool | Awaitable[bool]]
 """Decides from the caller's whoami answer (decoded JSON) whether it may run scripts; sync or async."""
 
-RestHeaders = Callable[[RequestInfo], Awaitable[Sequence[tuple[str, str]]]]
-ErrorHook = Callable[[str, Exception], Awaitable[None]]
 
 TOOL_NAME = "run_script"
 #: Room kept in the tool's output for the failure text and the console header around the result.
@@ -66,14 +66,14 @@ class ScriptTool:
         *,
         config: ScriptConfig,
         dispatcher: Dispatcher,
-        rest_headers: RestHeaders,
+        rest_context: RestContextFor,
         whoami: str,
         max_output_bytes: int,
         on_error: ErrorHook | None = None,
     ) -> None:
         self.config = config
         self.dispatcher = dispatcher
-        self.rest_headers = rest_headers
+        self.rest_context = rest_context
         self.on_error = on_error
         self.max_output_bytes = max_output_bytes
         try:
@@ -97,17 +97,17 @@ class ScriptTool:
 
     async def __call__(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         """Run the script in `args["code"]` for the caller of `request`."""
-        headers = await self.rest_headers(request)
+        context = await self.rest_context(request)
         token = request.bearer_token
         with self._caller(_key("token", token) if token else None):
-            me = await self._whoami(headers)
+            me = await self._whoami(context)
             with self._caller(None if token else _key("whoami", json.dumps(me, sort_keys=True, default=str))):
                 if not await self._allowed(me):
                     raise ToolError(
                         "run_script is not enabled for this caller; use call_function for each call instead"
                     )
                 try:
-                    result = await self.sandbox.run(args["code"], self._caller_for(headers), report=self._report)
+                    result = await self.sandbox.run(args["code"], self._caller_for(context), report=self._report)
                 except (SourceError, BusyError) as error:
                     raise ToolError(str(error)) from None
         return render(result, self.max_output_bytes)
@@ -129,10 +129,10 @@ class ScriptTool:
         finally:
             self._running.discard(key)
 
-    async def _whoami(self, headers: Sequence[tuple[str, str]]) -> Any:
+    async def _whoami(self, context: RestContext) -> Any:
         name = self.whoami.name
         try:
-            outcome = await self.dispatcher.call(self.whoami, {}, headers)
+            outcome = await self.dispatcher.call(self.whoami, {}, context)
             return outcome.value if outcome.response is None else decode_body(outcome.response, function=self.whoami)
         except RestError as error:
             raise ToolError(
@@ -151,8 +151,8 @@ class ScriptTool:
             verdict = await verdict
         return verdict is True
 
-    def _caller_for(self, headers: Sequence[tuple[str, str]]) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
-        """The sandbox's function caller: the Dispatcher with these headers, read-only unless writes are allowed."""
+    def _caller_for(self, context: RestContext) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
+        """The sandbox's function caller: the Dispatcher with this context, read-only unless writes are allowed."""
 
         async def call(name: str, args: dict[str, Any]) -> Any:
             try:
@@ -164,7 +164,7 @@ class ScriptTool:
                     f"{name} changes data, and scripts on this server may only call read-only functions; "
                     "call it with call_function instead"
                 )
-            return await _call(self.dispatcher, function, args, headers)
+            return await _call(self.dispatcher, function, args, context)
 
         return call
 
@@ -173,9 +173,9 @@ class ScriptTool:
             await self.on_error(TOOL_NAME, error)
 
 
-async def _call(dispatcher: Dispatcher, function: Function, args: dict[str, Any], headers: Sequence[Any]) -> Any:
+async def _call(dispatcher: Dispatcher, function: Function, args: dict[str, Any], context: RestContext) -> Any:
     try:
-        outcome = await dispatcher.call(function, args, headers)
+        outcome = await dispatcher.call(function, args, context)
         if outcome.response is None:
             return outcome.value
         body = decode_body(outcome.response, function=function)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import jsonschema
@@ -20,27 +20,16 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from catalog.errors import shown
-from gateway.calls import schema_message
+from gateway.arguments import argument_problems
+from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity, request_info
-from gateway.tooling import (
-    Authenticator,
-    EmbeddedResource,
-    ImageContent,
-    RequestInfo,
-    TextContent,
-    ToolHandler,
-    ToolResult,
-    ToolSpec,
-    validator_for,
-)
+from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec, validator_for
+from gateway.types import Authenticator, ErrorHook, ToolHandler
 
-__all__ = ["ErrorHook", "McpEndpoint"]
+__all__ = ["McpEndpoint"]
 
 logger = logging.getLogger(__name__)
-
-ErrorHook = Callable[[str, Exception], Awaitable[None]]
-"""Receives the tool name and the exception of a tool call that failed unexpectedly (traceback attached)."""
 
 _STDIO = RequestInfo(transport="stdio")
 
@@ -49,7 +38,8 @@ class McpEndpoint:
     """An MCP server with a fixed list of tools; serve it with `http_app()` or `gateway.stdio.run_stdio`.
 
     `handle(name, args, request)` runs every call, after the arguments were checked against the tool's
-    input schema (unless `validate_arguments` is False). A `ToolError` it raises becomes a failed result
+    input schema (unless `validate_arguments` is False, or the tool is one of `handler_validates`, whose
+    handler checks them itself in the same words). A `ToolError` it raises becomes a failed result
     carrying its message; any other exception is logged, passed to `on_error`, and answered with a generic
     internal error, and the server goes on serving. `authenticate`, when given, checks each HTTP request's
     headers before the MCP layer sees it (see `gateway.tooling.Authenticator`).
@@ -68,6 +58,7 @@ class McpEndpoint:
         authenticate: Authenticator | None = None,
         on_error: ErrorHook | None = None,
         validate_arguments: bool = True,
+        handler_validates: Collection[str] = (),
     ) -> None:
         if not name.strip():
             raise ConfigError("the server name must not be empty; clients show it to people")
@@ -88,7 +79,11 @@ class McpEndpoint:
         self._on_error = on_error
         self._specs = specs
         self._validators: dict[str, jsonschema.protocols.Validator] | None = (
-            {spec.name: validator_for(spec.input_schema)(spec.input_schema) for spec in specs.values()}
+            {
+                spec.name: validator_for(spec.input_schema)(spec.input_schema)
+                for spec in specs.values()
+                if spec.name not in handler_validates
+            }
             if validate_arguments
             else None
         )
@@ -153,11 +148,10 @@ class McpEndpoint:
             logger.exception("the on_error hook failed for tool %r", name)
 
     def _argument_problems(self, name: str, args: dict[str, Any]) -> list[str]:
-        if self._validators is None:
+        validator = self._validators.get(name) if self._validators is not None else None
+        if validator is None:
             return []
-        errors = sorted(self._validators[name].iter_errors(args), key=lambda e: list(map(str, e.absolute_path)))
-        # dict.fromkeys: several missing properties are one error each, but each describes all of them.
-        return list(dict.fromkeys(_describe(error) for error in errors))
+        return [problem.text for problem in argument_problems(validator, args)]
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         spec = self._specs.get(name)
@@ -225,27 +219,3 @@ def _contract_violation(spec: ToolSpec, result: object) -> str | None:
         # MCP 2025-06-18 server/tools: with an output schema, servers MUST provide structured results.
         return "the tool declares an output schema but the result has no structured content"
     return None
-
-
-def _describe(error: jsonschema.ValidationError) -> str:
-    """One argument problem, named by its path, in words an agent can act on."""
-    where = "".join(f"[{part!r}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
-    where = where.removeprefix(".")
-    prefix = f"{where}." if where else ""
-    instance, expected, schema = error.instance, error.validator_value, error.schema
-    if error.validator == "required" and isinstance(instance, dict) and isinstance(expected, list):
-        missing = [str(name) for name in expected if name not in instance]
-        return ", ".join(f"missing required argument {prefix + name!r}" for name in missing)
-    if (
-        error.validator == "additionalProperties"
-        and isinstance(instance, dict)
-        and isinstance(schema, dict)
-        and "patternProperties" not in schema
-    ):
-        known = set(schema.get("properties", {}))
-        unknown = [str(name) for name in instance if name not in known]
-        allowed = ", ".join(sorted(known)) or "none"
-        return ", ".join(f"unknown argument {shown(prefix + name)} (allowed: {allowed})" for name in unknown)
-    if not where:
-        return f"arguments: {schema_message(error)}"
-    return f"argument {where!r}: {schema_message(error)}"

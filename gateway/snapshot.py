@@ -28,7 +28,7 @@ from catalog.snapshot import catalog_snapshot, dump_snapshot
 from gateway._snapshot_diff import Change, FailOn, SnapshotDiff, Subject, diff_snapshots
 from gateway._snapshot_report import OutputFormat, render_check
 from gateway.errors import ConfigError
-from gateway.tooling import ToolSpec
+from gateway.toolspec import ToolSpec
 
 if TYPE_CHECKING:
     from gateway.app import Gateway

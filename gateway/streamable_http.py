@@ -49,8 +49,8 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from gateway.caller import Peer, RequestInfo
 from gateway.errors import ConfigError, CredentialError
-from gateway.tooling import RequestInfo
 
 if TYPE_CHECKING:
     from gateway.server import McpEndpoint
@@ -218,7 +218,8 @@ def request_info(request: object) -> RequestInfo:
         info = request.scope.get(_REQUEST_INFO)
         if isinstance(info, RequestInfo):
             return info
-        return RequestInfo(transport="http", headers=_headers(request.scope))
+        headers = _headers(request.scope)
+        return RequestInfo(transport="http", headers=headers, peer=Peer.from_scope(request.scope, headers.get("host")))
     return RequestInfo(transport="stdio")
 
 
@@ -411,7 +412,7 @@ class StreamableHttpApp:
                 logger.exception("the authenticate hook failed")
                 await _reject(send, 500, "internal error while checking credentials; the server logged it")
                 return
-        info = RequestInfo(transport="http", headers=headers, principal=principal)
+        info = RequestInfo(transport="http", headers=headers, principal=principal, peer=Peer.from_scope(scope, host))
         await self._serve_mcp({**scope, _REQUEST_INFO: info}, receive, send)
 
     async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:

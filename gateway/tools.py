@@ -2,28 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from catalog.errors import SchemaTooLargeError, UnknownNameError, shown
 from catalog.model import Catalog, Function
 from catalog.render import describe_function, explain_term
 from catalog.search import MAX_QUERY_CHARS, search
-from gateway.calls import Dispatcher
+from gateway.caller import RequestInfo, RestContext
+from gateway.dispatcher import CallOutcome, Dispatcher
 from gateway.errors import ConfigError, ToolError
+from gateway.identity import identity_view
 from gateway.results import response_result, value_result
-from gateway.tooling import RequestInfo, ToolResult, ToolSpec
+from gateway.toolspec import TextContent, ToolResult, ToolSpec
+from gateway.types import RestContextFor, ToolRunner
 
 __all__ = ["FIXED_TOOLS", "ToolSet", "instructions_for", "read_only_spec"]
 
 FIXED_TOOLS = ("whoami", "search_functions", "describe_function", "explain_term", "call_function")
 _MAX_DESCRIBE = 20
 _MAX_MODULES_IN_INSTRUCTIONS = 80
-
-RestHeaders = Callable[[RequestInfo], Awaitable[Sequence[tuple[str, str]]]]
-"""The REST headers for a request: the caller's credentials plus the forwarded headers."""
-
-ToolRunner = Callable[[dict[str, Any], RequestInfo], Awaitable[ToolResult]]
 
 
 def read_only_spec(
@@ -184,20 +182,25 @@ class ToolSet:
         *,
         catalog: Catalog,
         dispatcher: Dispatcher,
-        rest_headers: RestHeaders,
+        rest_context: RestContextFor,
         server_name: str,
         whoami: str | None,
         promoted: Sequence[str],
         additive: Sequence[str],
         max_output_bytes: int,
         extra: Sequence[tuple[ToolSpec, ToolRunner]] = (),
+        whoami_fields: Sequence[str] | None = None,
+        scripts: bool = False,
     ) -> None:
         self.catalog = catalog
         self.dispatcher = dispatcher
-        self.rest_headers = rest_headers
+        self.rest_context = rest_context
         self.server_name = server_name
         self.max_output_bytes = max_output_bytes
+        #: True when run_script is served, so a cut result may suggest it.
+        self.scripts = scripts
         self.whoami = self._whoami_function(whoami)
+        self.whoami_fields = tuple(whoami_fields) if whoami_fields is not None else None
         unknown_additive = [name for name in additive if name not in promoted]
         if unknown_additive:
             raise ConfigError(f"additive names functions that are not promoted tools: {', '.join(unknown_additive)}")
@@ -209,6 +212,8 @@ class ToolSet:
             "call_function": self._call,
         }
         self.specs: list[ToolSpec] = _fixed_specs()
+        #: Promoted tools, whose arguments the dispatcher checks (the endpoint need not check them twice).
+        self.self_validating: set[str] = set()
         for spec, runner in extra:
             self.specs.append(spec)
             self._runners[spec.name] = runner
@@ -222,6 +227,7 @@ class ToolSet:
             if spec.name in self._runners:
                 raise ConfigError(f"promoted tool {spec.name!r} clashes with a tool of the same name")
             self.specs.append(spec)
+            self.self_validating.add(spec.name)
             self._runners[spec.name] = self._promoted_runner(function)
 
     def _known(self, name: str, option: str) -> Function:
@@ -250,9 +256,11 @@ class ToolSet:
         return await runner(args, request)
 
     async def _whoami(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
-        headers = await self.rest_headers(request)
+        context = await self.rest_context(request)
         if self.whoami is None:
-            credentialed = request.bearer_token is not None or any(name == "authorization" for name, _ in headers)
+            credentialed = request.bearer_token is not None or any(
+                name.lower() == "authorization" for name, _ in context.headers
+            )
             return value_result(
                 _NO_FUNCTION,
                 {
@@ -264,8 +272,29 @@ class ToolSet:
                     "that needs it will tell whether the API accepts it",
                 },
                 max_output_bytes=self.max_output_bytes,
+                scripts=self.scripts,
             )
-        return await self._run(self.whoami, {}, headers)
+        outcome = await self.dispatcher.call(self.whoami, {}, context)
+        response = outcome.response
+        if response is None or response.status >= 300 or not response.is_json:
+            return self._result(outcome)
+        try:
+            answer = response.json()
+        except ValueError:
+            return self._result(outcome)
+        view = identity_view(answer, self.whoami_fields)
+        result = value_result(self.whoami, view.value, max_output_bytes=self.max_output_bytes, scripts=self.scripts)
+        if not view.left_out:
+            return result
+        listed = ", ".join(view.left_out[:20]) + (
+            f", … {len(view.left_out) - 20} more" if len(view.left_out) > 20 else ""
+        )
+        note = (
+            f"(whoami shows only the fields the operator chose; left out: {listed})"
+            if view.chosen
+            else f"(left out because they look like credentials: {listed})"
+        )
+        return ToolResult(content=(*result.content, TextContent(text=note)), structured=result.structured)
 
     async def _search(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         try:
@@ -312,19 +341,25 @@ class ToolSet:
     async def _call(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         function = self.dispatcher.function(args["name"])
         call_args = args.get("args") or {}
-        return await self._run(function, call_args, await self.rest_headers(request))
+        return await self._run(function, call_args, await self.rest_context(request))
 
     def _promoted_runner(self, function: Function) -> ToolRunner:
         async def run(args: dict[str, Any], request: RequestInfo) -> ToolResult:
-            return await self._run(function, args, await self.rest_headers(request))
+            # The endpoint left these arguments to the dispatcher, which checks them against the same schema.
+            return await self._run(function, args, await self.rest_context(request))
 
         return run
 
-    async def _run(self, function: Function, args: Mapping[str, Any], headers: Sequence[tuple[str, str]]) -> ToolResult:
-        outcome = await self.dispatcher.call(function, args, headers)
+    async def _run(
+        self, function: Function, args: Mapping[str, Any], context: RestContext, *, validated: bool = False
+    ) -> ToolResult:
+        return self._result(await self.dispatcher.call(function, args, context, validated=validated))
+
+    def _result(self, outcome: CallOutcome) -> ToolResult:
+        function = outcome.function
         if outcome.response is None:
-            return value_result(function, outcome.value, max_output_bytes=self.max_output_bytes)
-        return response_result(function, outcome.response, max_output_bytes=self.max_output_bytes)
+            return value_result(function, outcome.value, max_output_bytes=self.max_output_bytes, scripts=self.scripts)
+        return response_result(function, outcome.response, max_output_bytes=self.max_output_bytes, scripts=self.scripts)
 
 
 def _unknown(error: UnknownNameError, hint: str) -> str:

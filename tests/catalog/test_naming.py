@@ -44,6 +44,18 @@ def test_split_words_separates_camel_case_and_acronyms() -> None:
         ("model_list_v1_models_get", "get", "/v1/models", "model_list"),
         ("create_user", "post", "/users", "create_user"),
         ("_users_post", "post", "/users", "_users_post"),
+        # Shapes seen in real apps: single underscores, a router prefix missing from the documented path, a
+        # route for several methods named after the first, the root path.
+        ("list_batches_provider_v1_batches_get", "get", "/{provider}/v1/batches", "list_batches"),
+        ("list_batches__provider__v1_batches_get", "get", "/{provider}/v1/batches", "list_batches"),
+        ("create_item_items_post", "post", "/api/v1/items", "create_item_items_post"),
+        ("create_item_v1_items_post", "post", "/api/v1/items", "create_item"),
+        ("model_info_v1_model_info_get", "get", "/model/info", "model_info_v1"),
+        ("list_users_users_get", "post", "/users", "list_users"),
+        ("read_root__get", "get", "/", "read_root"),
+        ("get_model_info_v1_model_info_get", "get", "/v1/model/info", "get_model_info"),
+        ("items_get", "get", "/items", "items_get"),
+        ("list_pets", "get", "/pets", "list_pets"),
     ],
 )
 def test_fastapi_route_suffixes_are_stripped_from_operation_ids(

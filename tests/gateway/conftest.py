@@ -13,12 +13,12 @@ import pytest
 import uvicorn
 from starlette.types import ASGIApp
 
+from gateway.caller import RequestInfo
 from gateway.errors import CredentialError, ToolError
 from gateway.server import McpEndpoint
-from gateway.tooling import (
+from gateway.toolspec import (
     EmbeddedResource,
     ImageContent,
-    RequestInfo,
     ToolResult,
     ToolSpec,
 )

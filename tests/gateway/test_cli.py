@@ -12,6 +12,7 @@ import pytest
 from gateway import cli
 from gateway.cli import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main
 from tests.corpus import CORPUS
+from tests.gateway import shapes
 
 PETSTORE = str(CORPUS / "swagger-petstore-v3.yaml")
 
@@ -139,3 +140,51 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(
         assert main(["catalog", "snapshot", "demo"]) == EXIT_REFUSED
         monkeypatch.undo()
     assert capsys.readouterr().err == ""
+
+
+def test_check_lists_post_functions_whose_names_read_like_reads_or_deletes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "flows.json"
+    spec.write_text(json.dumps(shapes.effects_app().openapi()), encoding="utf-8")
+    assert main(["catalog", "check", str(spec)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "2 POST functions are counted as writes but their names read like reads or deletes" in out
+    assert "flows.count_flows (POST /flows/count): reads like read? --read-only flows.count_flows" in out
+    assert "flows.bulk_delete_flows (POST /flows/bulk_delete): reads like destructive?" in out
+    # Marked in the document (read_flows, purge_flows) or plainly a write (create_flow): not listed.
+    assert "read_flows (" not in out and "purge_flows" not in out and "create_flow" not in out
+    assert main(["catalog", "check", str(spec), "--read-only", "*.count_*", "--destructive", "*.bulk_*"]) == EXIT_OK
+    assert "POST functions" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("reference", "said"),
+    [
+        ("tests.gateway.shapes:KEY", "tests.gateway.shapes:KEY is a str ('shape-key'), not an ASGI app"),
+        ("tests.gateway.shapes:PerRequestLimiter", "is a class ("),
+        ("tests.gateway.shapes:_key", "is a function ("),
+        ("tests.gateway.shapes:nothing", "has no attribute 'nothing'"),
+    ],
+)
+def test_app_says_what_it_found_when_it_is_neither_an_app_nor_a_factory(
+    reference: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["snapshot", "check", "/nonexistent.json", "--app", reference]) == EXIT_REFUSED
+    assert said in capsys.readouterr().err
+
+
+def test_app_accepts_a_factory() -> None:
+    app = cli._import_app("tests.gateway.shapes:limited_app")
+    assert app.title == "Limited shop"
+
+
+def test_a_document_paths_that_do_not_route_in_the_app_exit_one_naming_the_prefix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "api.json"
+    spec.write_text(json.dumps(shapes.sub_api.openapi()), encoding="utf-8")
+    args = ["snapshot", "check", str(tmp_path / "s.json"), "--app", "tests.gateway.shapes:mounted", "--spec", str(spec)]
+    assert main(args) == EXIT_REFUSED
+    assert "--prefix /api" in capsys.readouterr().err
+    assert main([*args, "--prefix", "/api", "--update"]) == EXIT_OK

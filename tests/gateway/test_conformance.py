@@ -25,10 +25,11 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from gateway.app import Gateway
+from gateway.caller import RequestInfo
 from gateway.demo import ADMIN_KEY, create_app
 from gateway.errors import ToolError
 from gateway.server import McpEndpoint
-from gateway.tooling import EmbeddedResource, ImageContent, RequestInfo, TextContent, ToolResult, ToolSpec
+from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
 from tests.gateway.conftest import RED_PIXEL, TOY_INSTRUCTIONS, TOY_TOOLS, serve_http, toy_handle
 
 REPO = Path(__file__).resolve().parents[2]

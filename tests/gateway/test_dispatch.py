@@ -1,4 +1,4 @@
-"""`Transport` in-process: the REST request reaches a real Starlette app as one ASGI call, and its answer comes back."""
+"""`AsgiTransport`: the REST request reaches a real Starlette app as one ASGI call, and its answer comes back."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
-from gateway.dispatch import RestRequest, Transport
+from gateway.caller import Peer, RestContext
+from gateway.rest import RestRequest
+from gateway.transports import AsgiTransport
 
 pytestmark = pytest.mark.anyio
 
@@ -37,6 +39,8 @@ async def echo(request: Request) -> Response:
         "body": None if form is not None else (await request.body()).decode(),
         "form": form,
         "state": dict(request.state._state),
+        "client": list(request.client) if request.client else None,
+        "scheme": request.url.scheme,
     }
     return JSONResponse(seen, headers={"x-seen": "yes"})
 
@@ -76,8 +80,11 @@ def _json(body: bytes) -> dict[str, object]:
     return value
 
 
+NONE = RestContext()
+
+
 async def test_the_app_sees_the_path_query_headers_body_and_lifespan_state() -> None:
-    transport = Transport(app=APP)
+    transport = AsgiTransport(APP)
     transport.state = {"db": "open"}
     request = RestRequest(
         method="DELETE",
@@ -87,7 +94,8 @@ async def test_the_app_sees_the_path_query_headers_body_and_lifespan_state() -> 
         content=b'{"a": 1}',
         content_type="application/json",
     )
-    response = await transport.send(request, [("authorization", "Bearer k"), ("x-arg", "credential")])
+    context = RestContext.of([("authorization", "Bearer k"), ("x-arg", "credential")])
+    response = await transport.send(request, context)
     seen = _json(response.body)
     assert (response.status, response.reason, response.headers["x-seen"]) == (200, "OK", "yes")
     assert (seen["method"], seen["path"], seen["raw_path"]) == ("DELETE", "/items/a b", "/items/a%20b")
@@ -97,7 +105,7 @@ async def test_the_app_sees_the_path_query_headers_body_and_lifespan_state() -> 
     # Credentials come last, so an argument never overrides them; no Accept-Encoding, so no compressed answer.
     assert headers["x-arg"] == "credential" and headers["authorization"] == "Bearer k"
     assert (headers["host"], headers["content-type"], headers["content-length"]) == (
-        "rest.internal",
+        "localhost",
         "application/json",
         "8",
     )
@@ -105,38 +113,69 @@ async def test_the_app_sees_the_path_query_headers_body_and_lifespan_state() -> 
     assert (seen["body"], seen["state"]) == ('{"a": 1}', {"db": "open"})
 
 
-async def test_form_and_multipart_bodies_are_encoded_for_the_app() -> None:
-    transport = Transport(app=APP)
-    form = RestRequest(method="POST", path="/form", data=(("note", "hi there"), ("tag", "a"), ("tag", "b")))
+async def test_the_app_sees_the_callers_own_peer_and_host() -> None:
+    peer = Peer(client=("203.0.113.9", 51000), scheme="https", server=("api.example.com", 443), host="api.example.com")
+    response = await AsgiTransport(APP).send(RestRequest(method="GET", path="/items/x"), RestContext(peer=peer))
+    seen = _json(response.body)
+    assert (seen["client"], seen["scheme"]) == (["203.0.113.9", 51000], "https")
+    assert isinstance(seen["headers"], dict) and seen["headers"]["host"] == "api.example.com"
+
+
+async def test_the_peers_lifespan_state_reaches_the_app_when_the_gateway_runs_no_lifespan() -> None:
+    peer = Peer(client=("127.0.0.1", 1), state={"db": "shared"})
+    response = await AsgiTransport(APP).send(RestRequest(method="GET", path="/items/x"), RestContext(peer=peer))
+    assert _json(response.body)["state"] == {"db": "shared"}
+
+
+async def test_the_prefix_goes_before_every_documented_path() -> None:
+    mounted = Starlette(routes=[Mount("/api", APP)])
+    response = await AsgiTransport(mounted, prefix="/api/").send(RestRequest(method="GET", path="/items/x"), NONE)
+    assert (response.status, _json(response.body)["raw_path"]) == (200, "/api/items/x")
+
+
+async def test_multipart_fields_and_files_are_encoded_for_the_app() -> None:
+    transport = AsgiTransport(APP)
+    fields = RestRequest(method="POST", path="/form", data=(("note", "hi there"), ("tag", "a"), ("tag", "b")))
     multipart = RestRequest(
-        method="POST", path="/form", data=(("note", "hi"),), files=(("file", ("a.txt", b"abc", "text/plain")),)
+        method="POST", path="/form", data=(("note", "hi"),), files=(("file", ('a "b".txt', b"abc", "text/plain")),)
     )
-    as_form = _json((await transport.send(form, [])).body)
-    as_multipart = _json((await transport.send(multipart, [])).body)
-    assert as_form["form"] == {"note": "hi there", "tag": "b"}
-    assert isinstance(as_form["headers"], dict)
-    assert as_form["headers"]["content-type"] == "application/x-www-form-urlencoded"
-    assert as_multipart["form"] == {"note": "hi", "file": ["a.txt", "abc"]}
-    assert isinstance(as_multipart["headers"], dict)
-    assert as_multipart["headers"]["content-type"].startswith("multipart/form-data; boundary=")
+    as_fields = _json((await transport.send(fields, NONE)).body)
+    as_multipart = _json((await transport.send(multipart, NONE)).body)
+    assert as_fields["form"] == {"note": "hi there", "tag": "b"}
+    assert isinstance(as_fields["headers"], dict)
+    assert as_fields["headers"]["content-type"].startswith("multipart/form-data; boundary=")
+    assert as_multipart["form"] == {"note": "hi", "file": ["a %22b%22.txt", "abc"]}
 
 
 async def test_a_streamed_answer_is_collected_and_repeated_headers_are_joined() -> None:
-    response = await Transport(app=APP).send(RestRequest(method="GET", path="/chunks"), [])
+    response = await AsgiTransport(APP).send(RestRequest(method="GET", path="/chunks"), NONE)
     assert (response.status, response.body, response.content_type) == (200, b"one,two,three", "text/plain")
     assert response.headers["x-many"] == "a, b"
 
 
 async def test_a_head_request_gets_the_headers_without_a_body() -> None:
-    response = await Transport(app=APP).send(RestRequest(method="HEAD", path="/items/x"), [])
+    response = await AsgiTransport(APP).send(RestRequest(method="HEAD", path="/items/x"), NONE)
     assert (response.status, response.body, response.headers["x-seen"]) == (200, b"", "yes")
 
 
-async def test_an_exception_in_the_app_reaches_the_caller() -> None:
-    with pytest.raises(RuntimeError, match="the handler broke"):
-        await Transport(app=APP).send(RestRequest(method="GET", path="/boom"), [])
+async def test_an_exception_in_the_app_is_the_apps_own_500_and_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    response = await AsgiTransport(APP).send(RestRequest(method="GET", path="/boom"), NONE)
+    assert (response.status, response.raised, response.body) == (500, True, b"Internal Server Error")
+    assert any(record.exc_info and "the handler broke" in str(record.exc_info[1]) for record in caplog.records)
 
 
-async def test_an_app_that_returns_without_answering_is_an_error() -> None:
-    with pytest.raises(RuntimeError, match="without sending a complete HTTP response"):
-        await Transport(app=silent).send(RestRequest(method="GET", path="/"), [])
+async def test_the_apps_own_error_handler_answers_and_a_debug_traceback_never_does() -> None:
+    async def handled(request: Request, error: Exception) -> Response:
+        return JSONResponse({"detail": "database unavailable"}, status_code=503)
+
+    own = Starlette(routes=[Route("/boom", boom)], exception_handlers={Exception: handled})
+    debug = Starlette(routes=[Route("/boom", boom)], debug=True)
+    answered = await AsgiTransport(own).send(RestRequest(method="GET", path="/boom"), NONE)
+    traced = await AsgiTransport(debug).send(RestRequest(method="GET", path="/boom"), NONE)
+    assert (answered.status, answered.raised, _json(answered.body)) == (503, True, {"detail": "database unavailable"})
+    assert (traced.status, traced.body) == (500, b"Internal Server Error")
+
+
+async def test_an_app_that_returns_without_answering_is_a_bare_500() -> None:
+    response = await AsgiTransport(silent).send(RestRequest(method="GET", path="/"), NONE)
+    assert (response.status, response.raised) == (500, True)

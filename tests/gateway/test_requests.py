@@ -10,8 +10,8 @@ import pytest
 from catalog.builder import build_catalog
 from catalog.loading import load_document
 from catalog.model import Function
-from gateway.dispatch import RestRequest, build_request
 from gateway.errors import ArgumentError
+from gateway.rest import RestRequest, build_request
 
 COLORS = ["blue", "black", "brown"]
 RGB = {"R": 100, "G": 200, "B": 150}
@@ -111,3 +111,30 @@ def test_a_cookie_value_cannot_add_a_cookie() -> None:
     with pytest.raises(ArgumentError, match="goes in a cookie: use printable ASCII text without ';'"):
         request_for({"in": "cookie", "schema": {"type": "string"}}, "x; admin=1")
     assert request_for({"in": "cookie", "schema": {"type": "string"}}, "x").headers == (("cookie", "color=x"),)
+
+
+def test_a_required_body_whose_fields_are_all_optional_is_sent_as_an_empty_object() -> None:
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "paths": {
+            "/runs/list": {
+                "post": {
+                    "operationId": "list_runs",
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "application/json": {
+                                "schema": {"type": "object", "properties": {"limit": {"type": "integer"}}}
+                            }
+                        },
+                    },
+                    "responses": {"200": {}},
+                }
+            }
+        },
+    }
+    (function,) = build_catalog(load_document(document)).functions()
+    request = build_request(function, {})
+    assert (request.content, request.content_type) == (b"{}", "application/json")
+    assert build_request(function, {"limit": 5}).content == b'{"limit": 5}'

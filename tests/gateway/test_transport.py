@@ -28,11 +28,12 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
+from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
 from gateway.server import McpEndpoint
 from gateway.stdio import run_stdio
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
-from gateway.tooling import EmbeddedResource, ImageContent, RequestInfo, TextContent, ToolResult, ToolSpec
+from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
 from tests.gateway.conftest import (
     GOOD_TOKEN,
     RED_PIXEL,

@@ -5,7 +5,7 @@ Every path into the REST API goes through `Dispatcher`: call_function, promoted 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,10 +14,13 @@ import jsonschema
 
 from catalog.errors import UnknownNameError, shown
 from catalog.model import Catalog, Function
-from gateway.dispatch import HttpResponse, Transport, build_request
+from gateway.arguments import argument_problems
+from gateway.caller import RestContext
 from gateway.errors import ArgumentError, RestError, ToolError
+from gateway.rest import HttpResponse, build_request
+from gateway.transports import Transport
 
-__all__ = ["BoundCaller", "CallOutcome", "Dispatcher", "schema_message"]
+__all__ = ["BoundCaller", "CallOutcome", "Dispatcher", "decode_body"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,44 +55,30 @@ class Dispatcher:
         if validator is None:
             validator = jsonschema.Draft202012Validator(function.input_schema(capped=False))
             self._validators[function.name] = validator
-        problems: list[str] = []
-        names: list[str] = []
-        for error in sorted(validator.iter_errors(dict(args)), key=lambda e: (list(e.absolute_path), e.message)):
-            if error.validator == "required" and not error.absolute_path:
-                listed: Any = error.validator_value
-                missing = [name for name in listed if name not in args]
-                problems.extend(f"missing required argument {name!r}" for name in missing)
-                names.extend(missing)
-            elif error.validator == "additionalProperties" and not error.absolute_path:
-                extra = [name for name in args if name not in function.input_schema(capped=False)["properties"]]
-                problems.extend(f"unknown argument {shown(name)}" for name in extra)
-                names.extend(extra)
-            else:
-                where = ".".join(str(part) for part in error.absolute_path) or "args"
-                problems.append(f"argument {where!r}: {schema_message(error)}")
-                names.append(str(error.absolute_path[0]) if error.absolute_path else "args")
+        problems = argument_problems(validator, args)
         if problems:
             raise ArgumentError(
-                f"Invalid arguments for {function.name}: {'; '.join(problems)}. "
+                f"Invalid arguments for {function.name}: {'; '.join(problem.text for problem in problems)}. "
                 f"Call describe_function({function.name!r}) for the signature.",
-                args=names,
+                args=list(dict.fromkeys(problem.arg for problem in problems)),
             )
 
     async def call(
-        self, function: Function, args: Mapping[str, Any], headers: Sequence[tuple[str, str]]
+        self, function: Function, args: Mapping[str, Any], context: RestContext, *, validated: bool = False
     ) -> CallOutcome:
-        """Validate and run one call within the per-call timeout; ToolError on a timeout."""
-        self.validate(function, args)
+        """Validate (unless `validated`) and run one call within the per-call timeout; ToolError on a timeout."""
+        if not validated:
+            self.validate(function, args)
         try:
             with anyio.fail_after(self.timeout):
                 if function.composite is not None:
                     composite = function.composite
-                    value = await composite.run(BoundCaller(self, headers), composite.decode(args))
+                    value = await composite.run(BoundCaller(self, context), composite.decode(args))
                     return CallOutcome(function=function, value=composite.encode(value))
                 if self.transport is None:
                     raise ToolError(f"{function.name} cannot be called: the gateway has no app or upstream to call")
                 request = build_request(function, args)
-                response = await self.transport.send(request, headers)
+                response = await self.transport.send(request, context)
                 return CallOutcome(function=function, response=response)
         except TimeoutError:
             raise ToolError(
@@ -100,16 +89,16 @@ class Dispatcher:
 class BoundCaller:
     """The `Caller` composites and scripts get: calls catalog functions with one request's credentials."""
 
-    def __init__(self, dispatcher: Dispatcher, headers: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, dispatcher: Dispatcher, context: RestContext) -> None:
         self._dispatcher = dispatcher
-        self._headers = headers
+        self._context = context
         self.calls = 0
 
     async def call(self, name: str, args: Mapping[str, Any]) -> Any:
         """Call `module.function`; returns parsed JSON (text for text bodies); RestError on an error status."""
         self.calls += 1
         function = self._dispatcher.function(name)
-        outcome = await self._dispatcher.call(function, args, self._headers)
+        outcome = await self._dispatcher.call(function, args, self._context)
         if outcome.response is None:
             return outcome.value
         return decode_body(outcome.response, function=function)
@@ -137,16 +126,3 @@ def decode_body(response: HttpResponse, *, function: Function) -> Any:
             body=body,
         )
     return body
-
-
-#: How much of an offending value an argument error quotes.
-_VALUE_CHARS = 60
-
-
-def schema_message(error: jsonschema.ValidationError, *, limit: int = 300) -> str:
-    """The validator's message with a long offending value cut short, its reason kept ("'aaa…' is too long")."""
-    message = error.message
-    value = repr(error.instance)
-    if len(value) > _VALUE_CHARS and value in message:
-        message = message.replace(value, f"{value[:_VALUE_CHARS]}… ({len(value):,} characters)", 1)
-    return message if len(message) <= limit else message[: limit - 1] + "…"

@@ -1,7 +1,7 @@
-"""Turn a function call into the REST request and send it: in-process to an ASGI app, or over HTTP upstream.
+"""The REST request a function call becomes, and the answer: serialization by the catalog's data, no sending.
 
 Where each argument goes is catalog data (`Arg.location`, `style`, `explode`); this module only serializes
-(OpenAPI 3.1 §4.8.12.4 style values) and sends.
+(OpenAPI 3.1 §4.8.12.4 style values). The transports in `gateway.transports` send what it builds.
 """
 
 from __future__ import annotations
@@ -10,33 +10,26 @@ import base64
 import binascii
 import json
 import re
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
-from urllib.parse import quote, unquote
-
-import anyio
-import httpx2
+from urllib.parse import quote
 
 from catalog.errors import shown
 from catalog.model import Arg, Function
-from gateway.errors import ArgumentError, ToolError
+from gateway.errors import ArgumentError
 
-__all__ = ["HttpResponse", "RestRequest", "Transport", "build_request"]
+__all__ = ["HttpResponse", "RestRequest", "build_request", "encoded_body", "request_target"]
 
 _FORM = "application/x-www-form-urlencoded"
 _MULTIPART = "multipart/form-data"
-_IN_PROCESS_HOST: Final = "rest.internal"
 #: A path segment of dots only.
 _DOTS: Final = re.compile(r"^\.{1,2}$")
+#: A media type with optional parameters, as a file part's Content-Type may carry (RFC 9110 §8.3.1).
+_MEDIA_TYPE: Final = re.compile(r"^[\w.+-]+/[\w.+-]+(\s*;\s*[\w.+-]+=(\"[^\"\r\n]*\"|[\w.+-]+))*$", re.ASCII)
 #: Control characters (tab aside), which no header value may hold.
 _CONTROL: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
-#: What httpx2's client would add; no Accept-Encoding, so the app answers uncompressed bytes.
-_IN_PROCESS_HEADERS: Final = (
-    (b"accept", b"*/*"),
-    (b"user-agent", f"python-httpx2/{httpx2.__version__}".encode()),
-)
-_BODY_METHODS: Final = frozenset({"POST", "PUT", "PATCH"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +57,8 @@ class HttpResponse:
     reason: str
     headers: Mapping[str, str]
     body: bytes
+    #: True when the app raised while answering in-process: its error status is the API's own failure.
+    raised: bool = False
 
     @property
     def content_type(self) -> str:
@@ -118,6 +113,10 @@ def build_request(function: Function, args: Mapping[str, Any]) -> RestRequest:
     # A value that makes a whole segment "." or ".." would be a dot-segment, which HTTP clients resolve:
     # /files/{name}/content with name ".." would call /content. Escaped, it stays the value.
     path = "/".join(_DOTS.sub(lambda match: "%2E" * len(match.group()), segment) for segment in path.split("/"))
+    if whole_body is _MISSING and not body_values and function.body_required and _flattened(function):
+        # A required body whose fields are all optional: the API wants the object even when it is empty.
+        body_values = {}
+        return _with_body(function, path, tuple(query), tuple(headers), body_values)
     if function.body_content_type is None or (whole_body is _MISSING and not body_values):
         return RestRequest(
             method=function.method, path=path, query=tuple(query), headers=tuple(headers), base=function.server
@@ -127,6 +126,11 @@ def build_request(function: Function, args: Mapping[str, Any]) -> RestRequest:
 
 
 _MISSING: Any = object()
+
+
+def _flattened(function: Function) -> bool:
+    """True when the body is an object whose properties are the function's args (not one whole-body arg)."""
+    return any(arg.location == "body" and arg.body_property is not None for arg in function.args)
 
 
 def _with_body(
@@ -194,6 +198,11 @@ def _file(name: str, value: Any) -> tuple[str, bytes, str]:
     if isinstance(value, Mapping):
         filename = str(value.get("filename") or name)
         content_type = str(value.get("content_type") or "application/octet-stream")
+        if not _MEDIA_TYPE.match(content_type):
+            raise ArgumentError(
+                f"argument {name!r}: content_type must be a media type such as 'image/png', not {shown(content_type)}",
+                args=(name,),
+            )
         if "base64" in value:
             try:
                 return (filename, base64.b64decode(str(value["base64"]), validate=True), content_type)
@@ -300,167 +309,40 @@ def _form_pairs(prefix: str, value: Any) -> list[tuple[str, str]]:
     return [(prefix, _scalar(value))]
 
 
-class Transport:
-    """Sends RestRequests to an ASGI app in-process or to an upstream base URL over one pooled client.
-
-    In-process, the request is handed to the app as one ASGI call (no HTTP client in between): an exception
-    the app raises propagates to the caller, and the app sees what httpx2's ASGITransport would show it
-    (Host `rest.internal`, client 127.0.0.1), less Accept-Encoding, so bodies come back uncompressed.
-    """
-
-    def __init__(self, *, app: Any = None, upstream: str | None = None, timeout: float = 30.0) -> None:
-        if (app is None) == (upstream is None):
-            raise ValueError("give exactly one of app or upstream")
-        self.in_process = app is not None
-        #: Lifespan state of the wrapped app (ASGI lifespan spec 2.0), copied into every request's scope.
-        self.state: dict[str, Any] | None = None
-        self._app = app
-        if app is not None:
-            transport: httpx2.AsyncBaseTransport = httpx2.ASGITransport(app=app, raise_app_exceptions=True)
-            base_url = f"http://{_IN_PROCESS_HOST}"
-        else:
-            transport = httpx2.AsyncHTTPTransport(retries=0)
-            base_url = str(upstream).rstrip("/")
-        self._client = httpx2.AsyncClient(
-            transport=transport, base_url=base_url, timeout=timeout, follow_redirects=False
-        )
-
-    async def send(self, request: RestRequest, headers: Sequence[tuple[str, str]]) -> HttpResponse:
-        """Send `request` with the extra `headers` (credentials last, so an argument never overrides them)."""
-        all_headers = httpx2.Headers(list(request.headers))
-        for name, value in headers:
-            all_headers[name] = value
-        if request.content_type is not None:
-            all_headers["content-type"] = request.content_type
-        if self._app is not None:
-            return await self._send_in_process(self._app, request, all_headers)
-        base = httpx2.URL(request.base) if request.base else self._client.base_url
-        url = base.copy_with(raw_path=_raw_path(base, request))
-        try:
-            response = await self._client.request(
-                request.method,
-                url,
-                headers=all_headers,
-                content=request.content,
-                data=dict(_group(request.data)) if request.data or request.files else None,
-                files=list(request.files) or None,
-            )
-        except httpx2.TimeoutException:
-            where = str(base).rstrip("/")
-            raise ToolError(f"the API at {where} did not answer in time; retry later or ask for less") from None
-        except httpx2.TransportError as error:
-            # Not the API's answer: the gateway could not reach it (wrong --upstream or servers, API down).
-            reason, where = str(error) or type(error).__name__, str(base).rstrip("/")
-            raise ToolError(
-                f"could not reach the API at {where} ({reason}); retry later, and if it persists the gateway's "
-                "upstream URL may be wrong"
-            ) from None
-        return HttpResponse(
-            status=response.status_code,
-            reason=response.reason_phrase,
-            headers={k.lower(): v for k, v in response.headers.items()},
-            body=response.content,
-        )
-
-    async def _send_in_process(self, app: Any, request: RestRequest, headers: httpx2.Headers) -> HttpResponse:
-        content = request.content or b""
-        if request.data or request.files:
-            # Form and multipart bodies are encoded by httpx2 (boundary and all), as for an upstream call.
-            encoded = httpx2.Request(
-                request.method,
-                f"http://{_IN_PROCESS_HOST}/",
-                data=dict(_group(request.data)),
-                files=list(request.files) or None,
-            )
-            content = encoded.read()
-            headers.setdefault("content-type", encoded.headers["content-type"])
-        raw_headers = [(name.lower(), value) for name, value in headers.raw]
-        present = {name for name, _ in raw_headers}
-        if b"host" not in present:
-            raw_headers.append((b"host", _IN_PROCESS_HOST.encode()))
-        raw_headers.extend(item for item in _IN_PROCESS_HEADERS if item[0] not in present)
-        if (content or request.method in _BODY_METHODS) and b"content-length" not in present:
-            raw_headers.append((b"content-length", str(len(content)).encode()))
-        raw_path = _raw_path(httpx2.URL(), request)
-        path, _, query = raw_path.partition(b"?")
-        scope: dict[str, Any] = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "method": request.method,
-            "headers": raw_headers,
-            "scheme": "http",
-            "path": unquote(path.decode("ascii")),
-            "raw_path": path,
-            "query_string": query,
-            "server": (_IN_PROCESS_HOST, None),
-            "client": ("127.0.0.1", 123),
-            "root_path": "",
-        }
-        if self.state is not None:
-            scope["state"] = dict(self.state)
-        return await _call_app(app, scope, content, head=request.method == "HEAD")
-
-    async def aclose(self) -> None:
-        """Close pooled connections."""
-        await self._client.aclose()
-
-
-async def _call_app(app: Any, scope: dict[str, Any], content: bytes, *, head: bool) -> HttpResponse:
-    """One ASGI HTTP exchange with `app` (ASGI 3.0 HTTP spec): the body in one message, the answer collected."""
-    body_sent = False
-    complete = anyio.Event()
-    status: int | None = None
-    response_headers: list[tuple[bytes, bytes]] = []
-    parts: list[bytes] = []
-
-    async def receive() -> dict[str, Any]:
-        nonlocal body_sent
-        if not body_sent:
-            body_sent = True
-            return {"type": "http.request", "body": content, "more_body": False}
-        # ASGI: after the body, receive() blocks until the client goes away, i.e. once the answer is complete.
-        await complete.wait()
-        return {"type": "http.disconnect"}
-
-    async def send(message: Mapping[str, Any]) -> None:
-        nonlocal status
-        if message["type"] == "http.response.start":
-            status = message["status"]
-            response_headers.extend(message.get("headers", ()))
-        elif message["type"] == "http.response.body":
-            chunk = message.get("body", b"")
-            if chunk and not head:
-                parts.append(chunk)
-            if not message.get("more_body", False):
-                complete.set()
-
-    await app(scope, receive, send)
-    if status is None or not complete.is_set():
-        raise RuntimeError("the app returned without sending a complete HTTP response")
-    folded: dict[str, str] = {}
-    for raw_name, raw_value in response_headers:
-        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
-        folded[name] = f"{folded[name]}, {value}" if name in folded else value
-    return HttpResponse(
-        status=status, reason=httpx2.codes.get_reason_phrase(status), headers=folded, body=b"".join(parts)
-    )
-
-
-def _group(pairs: Sequence[tuple[str, str]]) -> dict[str, str | list[str]]:
-    grouped: dict[str, str | list[str]] = {}
-    for key, value in pairs:
-        if key in grouped:
-            existing = grouped[key]
-            grouped[key] = [*existing, value] if isinstance(existing, list) else [existing, value]
-        else:
-            grouped[key] = value
-    return grouped
-
-
-def _raw_path(base: httpx2.URL, request: RestRequest) -> bytes:
-    prefix = base.raw_path.decode().rstrip("/")
-    path = prefix + request.path
+def request_target(request: RestRequest, prefix: str = "") -> bytes:
+    """The request target (RFC 9112 §3.2: path and query) under the base path `prefix`, percent-encoded."""
+    path = prefix.rstrip("/") + request.path
     if request.query:
         path += "?" + "&".join(f"{quote(k, safe='[]')}={quote(v, safe='')}" for k, v in request.query)
     return path.encode()
+
+
+def encoded_body(request: RestRequest) -> tuple[bytes, str | None]:
+    """The body bytes and their Content-Type: multipart fields and files encoded (RFC 7578), else as built."""
+    if request.data or request.files:
+        return _multipart(request.data, request.files)
+    return request.content or b"", request.content_type
+
+
+def _multipart(
+    data: Sequence[tuple[str, str]], files: Sequence[tuple[str, tuple[str, bytes, str]]]
+) -> tuple[bytes, str]:
+    """A multipart/form-data body (RFC 7578): one part per field, then one per file, under a random boundary."""
+    boundary = secrets.token_hex(16)
+    parts: list[bytes] = []
+    for name, value in data:
+        parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="{_quoted(name)}"\r\n\r\n'.encode())
+        parts.append(value.encode() + b"\r\n")
+    for name, (filename, content, content_type) in files:
+        parts.append(
+            f"--{boundary}\r\nContent-Disposition: form-data; "
+            f'name="{_quoted(name)}"; filename="{_quoted(filename)}"\r\nContent-Type: {content_type}\r\n\r\n'.encode()
+        )
+        parts.append(content + b"\r\n")
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def _quoted(text: str) -> str:
+    """A name or file name inside a quoted Content-Disposition parameter (RFC 7578 §4.2, as browsers escape)."""
+    return text.replace("\\", "\\\\").replace('"', "%22").replace("\r", "%0D").replace("\n", "%0A")

@@ -1,16 +1,14 @@
-"""The values the MCP layer and the gateway's tools exchange: tool specs, results, and who is asking.
+"""Tools as clients see them (`ToolSpec`) and what a tool call answers (`ToolResult` and its content blocks).
 
-These are plain frozen dataclasses with no MCP SDK types in them, so the tools can be built, listed and
-called in-process (`McpEndpoint.call_tool`) exactly as a client sees them over MCP.
+Plain frozen dataclasses with no MCP SDK types in them, so the tools can be built, listed and called
+in-process (`McpEndpoint.call_tool`) exactly as a client sees them over MCP.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, TypeAlias
 
 import jsonschema
 
@@ -18,13 +16,10 @@ from catalog.naming import is_valid_tool_name
 from gateway.errors import ConfigError
 
 __all__ = [
-    "Authenticator",
     "Content",
     "EmbeddedResource",
     "ImageContent",
-    "RequestInfo",
     "TextContent",
-    "ToolHandler",
     "ToolResult",
     "ToolSpec",
     "validator_for",
@@ -145,61 +140,3 @@ class ToolResult:
     def texts(self) -> tuple[str, ...]:
         """The text of every text block, in order."""
         return tuple(block.text for block in self.content if isinstance(block, TextContent))
-
-
-def _frozen_headers(headers: Mapping[str, str] | None) -> Mapping[str, str] | None:
-    if headers is None:
-        return None
-    return MappingProxyType({name.lower(): value for name, value in headers.items()})
-
-
-@dataclass(frozen=True, kw_only=True)
-class RequestInfo:
-    """Who is calling: the HTTP headers of the MCP request (names lower-cased), or none over stdio.
-
-    `principal` is what the endpoint's `authenticate` hook returned for these headers (None without a hook,
-    and always None over stdio).
-    """
-
-    transport: Literal["http", "stdio", "in-process"]
-    headers: Mapping[str, str] | None = None
-    principal: object = None
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "headers", _frozen_headers(self.headers))
-
-    @property
-    def bearer_token(self) -> str | None:
-        """The token of a well-formed `Authorization: Bearer <token>` header, else None (RFC 6750 §2.1)."""
-        value = (self.headers or {}).get("authorization", "")
-        scheme, _, token = value.partition(" ")
-        token = token.strip()
-        if scheme.lower() != "bearer" or not token:
-            return None
-        return token
-
-    @property
-    def forwarded_for(self) -> str | None:
-        """The `X-Forwarded-For` header, forwarded to the REST app unchanged."""
-        return (self.headers or {}).get("x-forwarded-for")
-
-    @property
-    def request_id(self) -> str | None:
-        """The `X-Request-Id` header, forwarded to the REST app unchanged."""
-        return (self.headers or {}).get("x-request-id")
-
-
-class ToolHandler(Protocol):
-    """Runs one tool call; `args` has been validated against the tool's input schema."""
-
-    def __call__(self, name: str, args: dict[str, Any], request: RequestInfo, /) -> Awaitable[ToolResult]: ...
-
-
-class Authenticator(Protocol):
-    """Checks the credentials of an HTTP MCP request before the MCP layer sees it.
-
-    Returns the principal that `RequestInfo.principal` carries to the tools, or raises
-    `gateway.errors.CredentialError`, which the transport answers with 401 and its `WWW-Authenticate`.
-    """
-
-    def __call__(self, headers: Mapping[str, str], /) -> Awaitable[object]: ...

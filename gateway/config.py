@@ -1,0 +1,112 @@
+"""`GatewayConfig`: everything a `Gateway` is made from, checked once, with messages that say what to fix."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from catalog.composite import Composite, Concept
+from catalog.effects import EffectRules
+from catalog.errors import CatalogConfigError
+from catalog.model import Catalog
+from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
+from gateway.caller import TrustedProxies
+from gateway.credentials import AuthFunc
+from gateway.errors import ConfigError
+from gateway.research import ResearchConfig
+from gateway.scripting import ScriptConfig
+from gateway.toolspec import ToolSpec
+from gateway.types import ErrorHook, ToolRunner
+
+__all__ = ["GatewayConfig"]
+
+
+def _strings(name: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ConfigError(f"{name} must be a list of strings, not {value!r}")
+    if not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{name} must be a list of strings, got {list(value)!r}")
+    return tuple(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayConfig:
+    """The options of a `Gateway` (see its docstring for each); invalid combinations raise ConfigError.
+
+    Sequences are stored as tuples, so a config can be shared and varied with `dataclasses.replace`.
+    """
+
+    spec: Any = None
+    app: Any = None
+    upstream: str | None = None
+    catalog: Catalog | None = None
+    prefix: str | None = None
+    name: str | None = None
+    version: str | None = None
+    instructions: str = ""
+    whoami: str | None = None
+    whoami_fields: tuple[str, ...] | None = None
+    auth: AuthFunc | None = None
+    composites: tuple[Composite, ...] = ()
+    concepts: Mapping[str, Concept] | None = None
+    tools: tuple[str, ...] = ()
+    additive: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    destructive: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    max_output_bytes: int = 24_000
+    timeout: float = 30.0
+    on_error: ErrorHook | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()
+    max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES
+    extra_tools: tuple[tuple[ToolSpec, ToolRunner], ...] = ()
+    research: bool | ResearchConfig = False
+    reference_path: str | None = None
+    script: ScriptConfig | None = None
+    #: Derived: the proxies parsed, and the effect rules of read_only/destructive/writes.
+    proxies: TrustedProxies = field(init=False, repr=False, compare=False)
+    effects: EffectRules = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("tools", "additive", "read_only", "destructive", "writes", "allowed_hosts", "allowed_origins"):
+            object.__setattr__(self, name, _strings(name, getattr(self, name)))
+        object.__setattr__(self, "trusted_proxies", _strings("trusted_proxies", self.trusted_proxies))
+        if self.whoami_fields is not None:
+            object.__setattr__(self, "whoami_fields", _strings("whoami_fields", self.whoami_fields))
+        object.__setattr__(self, "composites", tuple(self.composites))
+        object.__setattr__(self, "extra_tools", tuple(self.extra_tools))
+        if self.app is not None and self.upstream is not None:
+            raise ConfigError("give app (in-process dispatch) or upstream (a base URL), not both")
+        if self.max_output_bytes < 1000:
+            raise ConfigError(f"max_output_bytes must be at least 1000, got {self.max_output_bytes!r}")
+        if not self.timeout > 0:
+            raise ConfigError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
+        if self.reference_path is not None and not self.reference_path.startswith("/"):
+            raise ConfigError(
+                f"reference_path must be a URL path starting with '/', e.g. '/reference', not {self.reference_path!r}"
+            )
+        if self.prefix is not None and self.prefix and not self.prefix.startswith("/"):
+            raise ConfigError(f"prefix must be a URL path starting with '/', e.g. '/api', not {self.prefix!r}")
+        if self.prefix is not None and self.app is None:
+            raise ConfigError("prefix applies to an app called in-process; for an upstream, put the path in its URL")
+        if self.upstream is not None and not self.upstream.startswith(("http://", "https://")):
+            raise ConfigError(f"upstream must be an http(s) base URL, got {self.upstream!r}")
+        if self.script is not None:
+            if not isinstance(self.script, ScriptConfig):
+                raise ConfigError(f"script must be a ScriptConfig, got {self.script!r}")
+            if self.whoami is None:
+                raise ConfigError(
+                    "run_script needs whoami: name a function that fails without valid credentials "
+                    "(e.g. whoami='users.get_current_user'); every script run calls it first"
+                )
+        if not isinstance(self.research, ResearchConfig | bool):
+            raise ConfigError(f"research must be True, False or a ResearchConfig, got {self.research!r}")
+        object.__setattr__(self, "proxies", TrustedProxies.parse(self.trusted_proxies))
+        try:
+            effects = EffectRules.of(read_only=self.read_only, destructive=self.destructive, writes=self.writes)
+        except CatalogConfigError as error:
+            raise ConfigError(str(error)) from None
+        object.__setattr__(self, "effects", effects)

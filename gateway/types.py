@@ -1,0 +1,36 @@
+"""Every callable shape the gateway's pieces hand each other, defined once."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeAlias
+
+from gateway.caller import RequestInfo, RestContext
+from gateway.toolspec import ToolResult
+
+__all__ = ["Authenticator", "ErrorHook", "RestContextFor", "ToolHandler", "ToolRunner"]
+
+ErrorHook: TypeAlias = Callable[[str, Exception], Awaitable[None]]
+"""Receives the tool name and the exception of a tool call that failed unexpectedly (traceback attached)."""
+
+RestContextFor: TypeAlias = Callable[[RequestInfo], Awaitable[RestContext]]
+"""What the REST calls of a request carry: the caller's credentials, rebuilt forwarded headers, its peer."""
+
+ToolRunner: TypeAlias = Callable[[dict[str, Any], RequestInfo], Awaitable[ToolResult]]
+"""Runs one tool of the gateway with validated arguments."""
+
+
+class ToolHandler(Protocol):
+    """Runs one tool call; `args` has been validated against the tool's input schema."""
+
+    def __call__(self, name: str, args: dict[str, Any], request: RequestInfo, /) -> Awaitable[ToolResult]: ...
+
+
+class Authenticator(Protocol):
+    """Checks the credentials of an HTTP MCP request before the MCP layer sees it.
+
+    Returns the principal that `RequestInfo.principal` carries to the tools, or raises
+    `gateway.errors.CredentialError`, which the transport answers with 401 and its `WWW-Authenticate`.
+    """
+
+    def __call__(self, headers: Mapping[str, str], /) -> Awaitable[object]: ...
