@@ -33,7 +33,7 @@ LINUX_PROC = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="
 #: The probe's frame: confine as a worker does (or apply one step only), run `body`, print what happened as JSON.
 PROBE = """
 import sys; sys.path[:0] = sys.argv[1:]
-import json, os, socket
+import ctypes, json, os, socket
 from sandbox import _confine
 from sandbox.worker import prepare
 out = {{}}
@@ -98,17 +98,39 @@ def send():
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as client:
         return client.sendto(b"hello", ("127.0.0.1", {udp_port}))
 attempt("udp", send)
+def unix():
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(2)
+        client.connect({unix_path!r})
+        return "connected"
+if {unix_path!r}:
+    attempt("unix", unix)
 """
 
 
-async def test_code_in_a_worker_cannot_connect_to_a_listener_on_loopback(listener: socket.socket) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+async def test_code_in_a_worker_cannot_connect_to_a_listener_on_loopback(
+    listener: socket.socket, tmp_path: Path
+) -> None:
+    path = tmp_path / "open.sock"
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp,
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as local,
+    ):
         udp.bind(("127.0.0.1", 0))
         udp.setblocking(False)
-        out = await probe(CONNECT.format(port=listener.getsockname()[1], udp_port=udp.getsockname()[1]))
+        local.bind(str(path))  # a Unix socket anyone may connect to, which a network namespace does not hide
+        local.listen(8)
+        local.setblocking(False)
+        path.chmod(0o777)
+        tmp_path.chmod(0o755)
+        out = await probe(
+            CONNECT.format(port=listener.getsockname()[1], udp_port=udp.getsockname()[1], unix_path=str(path))
+        )
         assert out["tcp"].startswith("refused"), out
         assert out["udp"].startswith("refused"), out
+        assert out["unix"].startswith("refused"), out
         assert_nobody_connected(listener)
+        assert_nobody_connected(local)
         with pytest.raises(BlockingIOError):
             udp.recv(16)
     assert out["report"]["network"], out["report"]
@@ -119,7 +141,9 @@ async def test_code_in_a_worker_cannot_connect_to_a_listener_on_loopback(listene
     ["_confine.enter_network_namespace()", "_confine.install_seccomp_filter()", "_confine.restrict_with_landlock()"],
 )
 async def test_each_network_step_alone_keeps_a_worker_off_loopback(listener: socket.socket, step: str) -> None:
-    out = await probe(CONNECT.format(port=listener.getsockname()[1], udp_port=9), confine=f"out['step'] = {step}")
+    out = await probe(
+        CONNECT.format(port=listener.getsockname()[1], udp_port=9, unix_path=""), confine=f"out['step'] = {step}"
+    )
     if "unavailable" in out:
         pytest.skip(f"not available on this machine: {out['unavailable']}")
     if "landlock" in step and out["step"] < 4:
@@ -177,6 +201,30 @@ attempt("signal itself", lambda: os.kill(os.getpid(), 0))
     assert out["signal the host"].startswith("refused"), out
     assert out["signal everyone"].startswith("refused"), out
     assert out["signal itself"] == "allowed: None", out
+
+
+@pytest.mark.skipif(sys.platform != "linux" or os.uname().machine != "x86_64", reason="x86-64 system calls")
+async def test_system_calls_that_would_go_around_the_filter_are_refused() -> None:
+    out = await probe(
+        """
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def raw(number, *args):
+    result = libc.syscall(number, *args)
+    if result < 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    return result
+attempt("socket through the x32 ABI", lambda: raw(41 | 0x40000000, socket.AF_INET, socket.SOCK_STREAM, 0))
+attempt("io_uring", lambda: raw(425, 8, ctypes.create_string_buffer(120)))
+attempt("ptrace the host", lambda: raw(101, 0x4206, os.getppid(), 0, 0))  # PTRACE_SEIZE: no stop
+attempt("a new user namespace", lambda: raw(272, 0x10000000))
+attempt("root again", lambda: os.setresuid(0, 0, 0))
+"""
+    )
+    for attack in ("socket through the x32 ABI", "io_uring", "ptrace the host", "a new user namespace"):
+        assert out[attack].startswith("refused"), (attack, out)
+    if os.geteuid() == 0:
+        assert out["root again"].startswith("refused"), out
 
 
 @LINUX_PROC
