@@ -32,7 +32,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from sandbox._confine import NETWORK_MECHANISMS, summary
 from sandbox._protocol import PREFIX, encode, frame_sizes, parse_header
 
-__all__ = ["Worker", "WorkerCrashError", "WorkerPool", "WorkerSetup", "log_confinement", "spawn_worker"]
+__all__ = ["Worker", "WorkerCrashError", "WorkerPool", "WorkerSetup", "log_confinement", "log_engine", "spawn_worker"]
 
 logger = logging.getLogger("sandbox")
 
@@ -53,7 +53,7 @@ def _bootstrap_paths() -> tuple[str, ...]:
     then the host's own import path (for anyio), so a worker imports exactly what the host would."""
     spec = importlib.util.find_spec("_quickjs")
     if spec is None or spec.origin is None:
-        raise ImportError("the QuickJS binding is not installed: pip install 'quickjs>=1.19,<2'")
+        raise ImportError("the QuickJS binding is not installed: pip install 'quickjs-ng>=0.17.0.2,<0.18'")
     root = Path(__file__).resolve().parent.parent
     host = [entry for entry in sys.path if entry and os.path.isabs(entry) and os.path.isdir(entry)]
     return tuple(dict.fromkeys((str(root), str(Path(spec.origin).parent), *host)))
@@ -113,6 +113,18 @@ class WorkerSetup:
     max_payload: int
 
 
+def log_engine(name: object) -> None:
+    """Warn once when the workers run another binding than QuickJS-ng (the run_script description's promise)."""
+    if name == "quickjs-ng" or f"engine {name}" in _LOGGED:
+        return
+    _LOGGED.add(f"engine {name}")
+    logger.warning(
+        "script workers run the QuickJS binding %r, not quickjs-ng: scripts lack what the run_script description "
+        "promises (ES2024); run: pip uninstall quickjs quickjs-ng && pip install 'quickjs-ng>=0.17.0.2,<0.18'",
+        name,
+    )
+
+
 class Worker:
     """One worker process and the host's end of its pipes."""
 
@@ -147,6 +159,7 @@ class Worker:
                     raise WorkerCrashError(f"worker {self.pid} answered init with {header['op']!r}")
                 self._ready = True
                 log_confinement(header.get("confinement"))
+                log_engine(header.get("engine"))
                 return
             raise WorkerCrashError(f"worker {self.pid} was not ready within {_READY_TIMEOUT:g} s")
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from sandbox._confine import confine
 from sandbox._protocol import PREFIX, encode, frame_sizes, parse_header
-from sandbox.engine import Engine, EngineLimits, Reply
+from sandbox.engine import Engine, EngineLimits, Reply, binding
 
 __all__ = ["main", "prepare"]
 
@@ -91,8 +91,9 @@ def main() -> None:
         raise SystemExit("the first frame must be init")
     limits = header["limits"]
     engine = Engine(json.loads(payload), EngineLimits(**{k: limits[k] for k in EngineLimits.__dataclass_fields__}))
+    engine_name = binding()
     confinement = prepare(limits)
-    pipe.send({"op": "ready", "pid": os.getpid(), "confinement": confinement})
+    pipe.send({"op": "ready", "pid": os.getpid(), "confinement": confinement, "engine": engine_name})
     while True:
         header, payload = pipe.receive()
         if header["op"] != "run":
