@@ -284,11 +284,14 @@ def confine(*, uid: int, gid: int, address_space: int) -> dict[str, Any]:
     """Apply every step the OS allows, in order; the report the worker sends the host (JSON-able).
 
     `network` lists the applied steps of NETWORK_MECHANISMS, `landlock` the Landlock ABI used (0 for none),
-    `uid` the user the worker now runs as, `skipped` why each step that was not applied was not.
+    `uid` the user the worker now runs as (outside any user namespace), `skipped` why each step that was not
+    applied was not.
     """
     skipped: dict[str, str] = {}
     network: list[str] = []
     landlock = 0
+    # The user as the rest of the system sees it: inside a new user namespace getuid() says 65534 (unmapped).
+    user = os.getuid()
 
     def attempt(name: str, step: Any, *args: object) -> Any:
         try:
@@ -301,6 +304,7 @@ def confine(*, uid: int, gid: int, address_space: int) -> dict[str, Any]:
         network.append("namespace")
     if os.geteuid() == 0:
         attempt("user", drop_user, uid, gid)
+        user = os.getuid()
     attempt("dumpable", _prctl, _PR_SET_DUMPABLE, 0)
     refused = _set_limits(address_space)
     if refused:
@@ -308,7 +312,7 @@ def confine(*, uid: int, gid: int, address_space: int) -> dict[str, Any]:
     landlock = attempt("landlock", restrict_with_landlock) or 0
     if attempt("seccomp", install_seccomp_filter) is None and "seccomp" not in skipped:
         network.append("seccomp")
-    return {"network": network, "landlock": landlock, "uid": os.getuid(), "skipped": skipped}
+    return {"network": network, "landlock": landlock, "uid": user, "skipped": skipped}
 
 
 def summary(report: dict[str, Any]) -> str:
