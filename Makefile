@@ -11,6 +11,8 @@ TOOLS_STAMP := .tools/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	# quickjs 1.x ships the same `_quickjs` module as quickjs-ng and would shadow it in an older venv.
+	$(BIN)/python -m pip uninstall --quiet --yes quickjs
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

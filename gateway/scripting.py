@@ -25,6 +25,7 @@ from gateway.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.types import ErrorHook, RestContextFor
 from sandbox import CallError, Sandbox, ScriptFailure, ScriptLimits, ScriptResult
 from sandbox.errors import BusyError, SourceError
+from sandbox.language import LANGUAGE
 
 __all__ = ["AllowHook", "ScriptConfig", "ScriptTool"]
 
@@ -203,7 +204,7 @@ def _spec(config: ScriptConfig, limits: ScriptLimits) -> ToolSpec:
         else "Scripts may call only read-only functions; make changes with call_function."
     )
     description = (
-        "Run a short JavaScript program (ES2023) that calls API functions and returns only what you need: "
+        f"Run a short JavaScript program ({LANGUAGE}) that calls API functions and returns only what you need: "
         "filter, join and aggregate data without passing every response through the conversation.\n"
         "- `await api.<module>.<function>({...args})` or `await call('module.function', {...args})` calls a "
         "function with your credentials and returns its parsed JSON. A failed call throws an Error with "

@@ -27,8 +27,17 @@ __all__ = ["LINE_OFFSET", "PRELUDE", "REMOVED_GLOBALS"]
 #: so a stack line past it is the script's line plus the offset, and one before it is the prelude's.
 LINE_OFFSET = 10_000
 
-#: Globals deleted before the script runs: none gives any reach, they are just surface the scripts do not need.
-REMOVED_GLOBALS = ("__date_clock", "Atomics", "SharedArrayBuffer")
+#: Globals deleted before the script runs: none gives any reach, they are just surface the scripts do not need
+#: (`performance` a finer clock, `WeakRef` and `FinalizationRegistry` a view of the garbage collector).
+REMOVED_GLOBALS = (
+    "__date_clock",
+    "Atomics",
+    "SharedArrayBuffer",
+    "performance",
+    "queueMicrotask",
+    "WeakRef",
+    "FinalizationRegistry",
+)
 
 PRELUDE = r"""
 (function (namesText, limitsText) {
@@ -320,7 +329,7 @@ PRELUDE = r"""
     calls = [];
     logs = [];
     dropped = 0;
-    return text;
+    return SE(text);  // flat: QuickJS-ng keeps a long concatenation as a rope, which its binding cannot return
   }
 
   return function control(op, a, b, c) {

@@ -13,7 +13,12 @@ that limit (QuickJS checks it only between bytecodes), which is why the host kil
 
 The guest never calls into Python, and every string crossing the boundary is JSON text: what comes out was
 made by the guest's captured `JSON.stringify` (unpaired surrogates arrive escaped), what goes in is ASCII. The
-binding cannot take other strings safely.
+binding cannot take other strings safely. Nor can it return a rope (QuickJS-ng keeps a long concatenation as
+one until something flattens it): the driver flattens what it returns with `String()`.
+
+The binding is `quickjs-ng` (QuickJS-ng 0.17): it runs ES2024 and stops a runaway regular expression at its
+CPU limit too, which QuickJS 2021 (the `quickjs` 1.x package) did not; bench/engine_compare.py measures both.
+`sandbox.language` says what the run_script description promises of it, and checks every word of it.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from sandbox._prelude import PRELUDE, REMOVED_GLOBALS
 from sandbox._source import with_implicit_return
 from sandbox.results import DEEP_BODY
 
-__all__ = ["Engine", "EngineLimits", "HostLink", "Outcome", "OutcomeKind", "Reply"]
+__all__ = ["Engine", "EngineLimits", "HostLink", "Outcome", "OutcomeKind", "Reply", "binding"]
 
 OutcomeKind = Literal["json", "text", "undefined", "error", "syntax", "result", "timeout", "memory", "stalled"]
 """What a run ended with: a value (json, text, undefined) or a failure."""
@@ -45,6 +50,9 @@ _DEADLINE_SLACK = 0.05
 _MAX_MESSAGE_CHARS = 2_000
 _MAX_STACK_CHARS = 2_000
 _VALUE_KINDS = ("json", "text", "undefined")
+#: InternalError messages that mean the script ran out of memory: the heap, or the longest string QuickJS-ng
+#: makes (doubling a string reaches it first, because concatenation makes ropes, which take little memory).
+_MEMORY_MESSAGES = ("out of memory", "string too long")
 _ERROR_KINDS = ("error", "syntax", "result")
 
 
@@ -100,6 +108,12 @@ class HostLink(Protocol):
 
 class _Deadline(Exception):
     """The run's time is up."""
+
+
+def binding() -> str:
+    """Which QuickJS binding `_quickjs` is: "quickjs-ng", or "quickjs 1.x" (the older package, which ships a module
+    of the same name and whose engine lacks much of what `sandbox.language` promises)."""
+    return "quickjs-ng" if _quickjs.Context().eval("typeof Object.groupBy") == "function" else "quickjs 1.x"
 
 
 class Engine:
@@ -260,7 +274,7 @@ class _Run:
             return self.outcome(kind, payload)  # type: ignore[arg-type]
         info = _capped_info(payload, self.limits.max_result_bytes)
         failure: OutcomeKind = kind if kind in _ERROR_KINDS else "error"  # type: ignore[assignment]
-        if info["name"] == "InternalError" and info["message"] == "out of memory":
+        if info["name"] == "InternalError" and info["message"] in _MEMORY_MESSAGES:
             failure = "memory"
         elif info["name"] == "InternalError" and info["message"] == "interrupted":
             failure = "timeout"
@@ -275,7 +289,7 @@ class _Run:
         first, _, stack = message.partition("\n")
         if first.endswith("interrupted"):
             return self.outcome("timeout", "null")
-        if first.endswith("out of memory"):
+        if first.endswith(_MEMORY_MESSAGES):
             return self.outcome("memory", "null")
         name, _, text = first.partition(": ")
         info = {"name": name or "Error", "message": text[:_MAX_MESSAGE_CHARS], "stack": stack[:_MAX_STACK_CHARS]}

@@ -50,6 +50,9 @@ class ScriptLimits:
     worker_address_space: int = 512 * _MIB
     #: Scripts one worker process runs before it is replaced by a fresh one.
     max_runs_per_worker: int = 100
+    #: User and group a worker switches to when the gateway runs as root (65534 is "nobody"); never root.
+    worker_uid: int = 65534
+    worker_gid: int = 65534
 
     def __post_init__(self) -> None:
         for field in fields(self):
@@ -62,6 +65,11 @@ class ScriptLimits:
             ):
                 kind = "a number of seconds" if seconds else "an integer"
                 raise LimitsError(f"ScriptLimits.{field.name} must be {kind}, got {value!r}")
+            if field.name in ("worker_uid", "worker_gid") and value == 0:
+                raise LimitsError(
+                    f"ScriptLimits.{field.name} is the id a worker switches to when the gateway runs as root; "
+                    "it cannot be 0 (root): use an unprivileged one, e.g. 65534 (nobody)"
+                )
             if field.name != "slot_wait" and value <= 0:
                 raise LimitsError(f"ScriptLimits.{field.name} must be positive, got {value!r}")
         if self.slot_wait < 0:
@@ -72,6 +80,9 @@ class ScriptLimits:
             raise LimitsError(f"ScriptLimits.memory_bytes must be at least 4 MiB, got {self.memory_bytes!r}")
         if self.stack_bytes < 64 * _KIB or self.stack_bytes > 4 * _MIB:
             raise LimitsError(f"ScriptLimits.stack_bytes must be between 64 KiB and 4 MiB, got {self.stack_bytes!r}")
+        for name in ("worker_uid", "worker_gid"):
+            if getattr(self, name) >= 2**32 - 1:
+                raise LimitsError(f"ScriptLimits.{name} must be a user or group id below 4294967295, e.g. 65534")
         if self.worker_address_space < self.memory_bytes + 128 * _MIB:
             raise LimitsError(
                 f"ScriptLimits.worker_address_space must leave 128 MiB for the interpreter above memory_bytes "

@@ -4,12 +4,18 @@ A worker is spawned ahead of need (Python start-up and the QuickJS import take t
 script starts on one that is already waiting. A worker that timed out, died, broke the protocol or reached its
 run budget is killed (SIGKILL) and a replacement is spawned at once; spawning only starts the process, which
 boots while the host goes on, so a kill costs the next script nothing when the pool had time to refill.
+
+A worker starts with an empty environment, no descriptor but its three pipes, and confines itself before its
+first script (`sandbox._confine`); it says how in its `ready`, which the host logs once per process: at INFO
+when the network is cut off, as a warning when it is not (the OS offered neither a network namespace nor the
+seccomp filter) or when a root gateway's worker could not give up root.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -23,9 +29,12 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from sandbox._confine import NETWORK_MECHANISMS, summary
 from sandbox._protocol import PREFIX, encode, frame_sizes, parse_header
 
-__all__ = ["Worker", "WorkerCrashError", "WorkerPool", "WorkerSetup"]
+__all__ = ["Worker", "WorkerCrashError", "WorkerPool", "WorkerSetup", "log_confinement", "log_engine", "spawn_worker"]
+
+logger = logging.getLogger("sandbox")
 
 _READY_TIMEOUT = 30.0
 _STDERR_TAIL = 2000
@@ -44,13 +53,54 @@ def _bootstrap_paths() -> tuple[str, ...]:
     then the host's own import path (for anyio), so a worker imports exactly what the host would."""
     spec = importlib.util.find_spec("_quickjs")
     if spec is None or spec.origin is None:
-        raise ImportError("the QuickJS binding is not installed: pip install 'quickjs>=1.19,<2'")
+        raise ImportError("the QuickJS binding is not installed: pip install 'quickjs-ng>=0.17.0.2,<0.18'")
     root = Path(__file__).resolve().parent.parent
     host = [entry for entry in sys.path if entry and os.path.isabs(entry) and os.path.isdir(entry)]
     return tuple(dict.fromkeys((str(root), str(Path(spec.origin).parent), *host)))
 
 
 _BOOTSTRAP = "import sys; sys.path[:0] = sys.argv[1:]; from sandbox.worker import main; main()"
+#: The confinement summaries already logged by this process.
+_LOGGED: set[str] = set()
+
+
+async def spawn_worker(code: str = _BOOTSTRAP) -> anyio.abc.Process:
+    """Start a worker process running `code` (the worker's own by default) on the worker's import path, with an
+    empty environment, no descriptor but stdin, stdout and stderr (all pipes), `/` as its directory, and a
+    session of its own."""
+    return await anyio.open_process(
+        [sys.executable, "-I", "-S", "-c", code, *_bootstrap_paths()],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd="/",
+        env={},
+        start_new_session=True,
+        pass_fds=(),
+    )
+
+
+def log_confinement(report: object) -> None:
+    """Log a worker's confinement report, once per distinct report in this process: a warning when the network
+    is not cut off or when a worker of a root gateway still runs as root, else INFO."""
+    if not isinstance(report, dict):
+        report = {"skipped": {"report": "the worker sent no confinement report"}}
+    line = summary(report)
+    if line in _LOGGED:
+        return
+    _LOGGED.add(line)
+    network = [name for name in report.get("network") or () if name in NETWORK_MECHANISMS]
+    if not network:
+        logger.warning(
+            "script workers can reach the network (%s): this OS allowed neither a network namespace nor the "
+            "seccomp filter, so code that escaped the JavaScript engine could open connections; run the "
+            "gateway as root or where user namespaces are allowed (see README, Scripts)",
+            line,
+        )
+    elif os.geteuid() == 0 and report.get("uid") == 0:
+        logger.warning("script workers run as root (%s): they could not switch to an unprivileged user", line)
+    else:
+        logger.info("script workers are confined: %s", line)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +111,18 @@ class WorkerSetup:
     limits: dict[str, Any]
     #: The largest frame payload the host accepts from a worker.
     max_payload: int
+
+
+def log_engine(name: object) -> None:
+    """Warn once when the workers run another binding than QuickJS-ng (the run_script description's promise)."""
+    if name == "quickjs-ng" or f"engine {name}" in _LOGGED:
+        return
+    _LOGGED.add(f"engine {name}")
+    logger.warning(
+        "script workers run the QuickJS binding %r, not quickjs-ng: scripts lack what the run_script description "
+        "promises (ES2024); run: pip uninstall quickjs quickjs-ng && pip install 'quickjs-ng>=0.17.0.2,<0.18'",
+        name,
+    )
 
 
 class Worker:
@@ -76,6 +138,7 @@ class Worker:
         self._stdin = process.stdin
         self._stdout = BufferedByteReceiveStream(process.stdout)
         self._ready = False
+        self._ready_lock = anyio.Lock()
         self._send_lock = anyio.Lock()
 
     @property
@@ -85,17 +148,20 @@ class Worker:
 
     async def ready(self) -> None:
         """Send the init frame once and wait for the worker's `ready`; WorkerCrashError when it never comes."""
-        if self._ready:
-            return
-        names = json.dumps(list(self._setup.functions), ensure_ascii=True).encode("ascii")
-        await self.send({"op": "init", "limits": self._setup.limits}, names)
-        with anyio.move_on_after(_READY_TIMEOUT):
-            header, _ = await self.receive()
-            if header["op"] != "ready":
-                raise WorkerCrashError(f"worker {self.pid} answered init with {header['op']!r}")
-            self._ready = True
-            return
-        raise WorkerCrashError(f"worker {self.pid} was not ready within {_READY_TIMEOUT:g} s")
+        async with self._ready_lock:
+            if self._ready:
+                return
+            names = json.dumps(list(self._setup.functions), ensure_ascii=True).encode("ascii")
+            await self.send({"op": "init", "limits": self._setup.limits}, names)
+            with anyio.move_on_after(_READY_TIMEOUT):
+                header, _ = await self.receive()
+                if header["op"] != "ready":
+                    raise WorkerCrashError(f"worker {self.pid} answered init with {header['op']!r}")
+                self._ready = True
+                log_confinement(header.get("confinement"))
+                log_engine(header.get("engine"))
+                return
+            raise WorkerCrashError(f"worker {self.pid} was not ready within {_READY_TIMEOUT:g} s")
 
     async def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
         """Write one frame (frames from concurrent tasks do not interleave)."""
@@ -150,7 +216,6 @@ class WorkerPool:
         self._idle: list[Worker] = []
         self._busy: set[Worker] = set()
         self._closed = False
-        self._command = [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, *_bootstrap_paths()]
 
     @property
     def busy_pids(self) -> tuple[int, ...]:
@@ -166,6 +231,17 @@ class WorkerPool:
         """Spawn workers until `size` exist (they boot in the background)."""
         while not self._closed and len(self._idle) + len(self._busy) < self._size:
             self._idle.append(await self._spawn())
+
+    async def start(self) -> None:
+        """Fill the pool and wait until its first worker is ready, so its confinement is logged at start-up."""
+        await self.fill()
+        if self._idle:
+            worker = self._idle[0]
+            try:
+                await worker.ready()
+            except Exception as error:  # boundary: a run reports a worker that cannot start; start-up goes on
+                detail = await self.discard(worker)
+                logger.warning("a script worker failed to start: %s: %s; %s", type(error).__name__, error, detail)
 
     async def acquire(self) -> Worker:
         """A ready worker: a warm one when there is one, else a new one."""
@@ -232,13 +308,4 @@ class WorkerPool:
         self._busy.clear()
 
     async def _spawn(self) -> Worker:
-        process = await anyio.open_process(
-            self._command,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd="/",
-            env={},
-            start_new_session=True,
-        )
-        return Worker(process, self._setup)
+        return Worker(await spawn_worker(), self._setup)

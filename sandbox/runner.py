@@ -117,9 +117,10 @@ class Sandbox:
     # Lifecycle
 
     async def start(self) -> None:
-        """Spawn the warm workers now instead of at the first run."""
+        """Spawn the warm workers now instead of at the first run; returns once the first is ready (which logs how
+        the workers are confined)."""
         pool, _ = self._ensure_pool()
-        await pool.fill()
+        await pool.start()
 
     async def aclose(self) -> None:
         """Kill every worker; a later run starts a new pool."""

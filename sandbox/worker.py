@@ -1,25 +1,31 @@
 """The worker process: reads frames from the host on stdin, runs each script with `Engine`, answers on stdout.
 
 Started by `sandbox.pool` as `python -I -S -c <bootstrap>` with an empty environment, so nothing of the
-gateway's environment (credentials included) reaches it. Before its first script it limits itself: its address
-space (RLIMIT_AS), no core files, no file writes, few file descriptors, no child processes. Each run also arms
-SIGALRM (whose default action ends the process) a little past the run's timeout, so a worker whose host died
-mid-run does not outlive it for long. stdout is moved to another descriptor so a stray print cannot corrupt
-the protocol.
+gateway's environment (credentials included) reaches it; it closes any descriptor past stdin, stdout and stderr
+it may have been given. Before its first script it confines itself (`prepare`, see `sandbox._confine`): no
+network, an unprivileged user when started as root, no file access, no child processes, bounded address
+space, and it reports what the OS allowed with its `ready`. Each run also arms SIGALRM (whose default action
+ends the process) a little past the run's timeout, so a worker whose host died mid-run does not outlive it for
+long. stdout is moved to another descriptor so a stray print cannot corrupt the protocol.
 """
 
 from __future__ import annotations
 
+# Everything the worker uses is imported before it confines itself: afterwards it can open no file, so a
+# lazy import would fail. The UTF-16 codec is `_utf8`'s fallback.
+import encodings.utf_16  # noqa: F401
 import json
 import os
 import select
 import signal
+from collections.abc import Mapping
 from typing import Any
 
+from sandbox._confine import confine
 from sandbox._protocol import PREFIX, encode, frame_sizes, parse_header
-from sandbox.engine import Engine, EngineLimits, Reply
+from sandbox.engine import Engine, EngineLimits, Reply, binding
 
-__all__ = ["main"]
+__all__ = ["main", "prepare"]
 
 #: Seconds past a run's timeout after which the worker ends itself if the host has not killed it.
 _ALARM_GRACE = 2.0
@@ -76,6 +82,7 @@ class _Pipe:
 def main() -> None:
     """Serve the host until it closes stdin."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))
     write_fd = os.dup(1)
     os.dup2(2, 1)
     pipe = _Pipe(0, write_fd)
@@ -84,8 +91,9 @@ def main() -> None:
         raise SystemExit("the first frame must be init")
     limits = header["limits"]
     engine = Engine(json.loads(payload), EngineLimits(**{k: limits[k] for k in EngineLimits.__dataclass_fields__}))
-    _restrict(int(limits["worker_address_space"]))
-    pipe.send({"op": "ready", "pid": os.getpid()})
+    engine_name = binding()
+    confinement = prepare(limits)
+    pipe.send({"op": "ready", "pid": os.getpid(), "confinement": confinement, "engine": engine_name})
     while True:
         header, payload = pipe.receive()
         if header["op"] != "run":
@@ -111,25 +119,13 @@ def _utf8(text: str) -> bytes:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
 
 
-def _restrict(address_space: int) -> None:
-    """OS limits behind QuickJS's own; each is best effort where the platform refuses it."""
-    import resource
-
-    limits = [
-        (resource.RLIMIT_AS, address_space),
-        (resource.RLIMIT_CORE, 0),
-        (resource.RLIMIT_FSIZE, 0),
-        (resource.RLIMIT_NOFILE, 16),
-    ]
-    if hasattr(resource, "RLIMIT_NPROC") and os.getuid() != 0:
-        limits.append((resource.RLIMIT_NPROC, 0))
-    for which, value in limits:
-        try:
-            _, hard = resource.getrlimit(which)
-            capped = value if hard == resource.RLIM_INFINITY else min(value, hard)
-            resource.setrlimit(which, (capped, capped))
-        except (ValueError, OSError):
-            pass
+def prepare(limits: Mapping[str, Any]) -> dict[str, Any]:
+    """Confine this process as every worker does before its first script; the report for the host."""
+    return confine(
+        uid=int(limits["worker_uid"]),
+        gid=int(limits["worker_gid"]),
+        address_space=int(limits["worker_address_space"]),
+    )
 
 
 if __name__ == "__main__":

@@ -27,6 +27,9 @@ def test_the_defaults_are_five_seconds_two_hundred_calls_four_scripts() -> None:
         ({"memory_bytes": 1024}, "at least 4 MiB"),
         ({"stack_bytes": 1024}, "between 64 KiB and 4 MiB"),
         ({"worker_address_space": 64 * 1024 * 1024}, "must leave 128 MiB"),
+        ({"worker_uid": 0}, "cannot be 0 \\(root\\)"),
+        ({"worker_gid": 0}, "cannot be 0 \\(root\\)"),
+        ({"worker_uid": 2**32 - 1}, "below 4294967295"),
     ],
 )
 def test_an_unusable_limit_is_refused_with_the_field_and_a_fix(changes: dict[str, object], message: str) -> None:
