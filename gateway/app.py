@@ -411,7 +411,7 @@ def _first_absolute_server(catalog: Catalog) -> str | None:
 def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) -> Transport | None:
     if config.app is not None:
         prefix = config.prefix if config.prefix is not None else _relative_server(catalog)
-        _check_routes(config.app, catalog, prefix, given=config.prefix is not None)
+        prefix = _check_routes(config.app, catalog, prefix, given=config.prefix is not None)
         return AsgiTransport(config.app, prefix=prefix)
     if upstream is not None:
         return UpstreamTransport(upstream, timeout=config.timeout)
@@ -424,12 +424,13 @@ def _relative_server(catalog: Catalog) -> str:
     return first.rstrip("/") if first.startswith("/") else ""
 
 
-def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> None:
-    """Refuse an app in which none of the documented operations route, naming the prefix or sub-app that fits;
-    warn when some do not."""
+def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> str:
+    """The prefix calls go under: `prefix`, or, when none of the documented operations route there and the
+    prefix was not given, the one mounted path under which all of them do (said loudly). Refuses an app in
+    which they route nowhere, naming the prefix or sub-app that fits; warns when some do not route."""
     report = check_routes(app, catalog.functions(), prefix)
     if not report.known or not report.unrouted:
-        return
+        return prefix
     examples = ", ".join(f"{f.method} {prefix}{f.path}" for f in report.unrouted[:_EXAMPLES])
     if not report.none_route:
         more = f" and {len(report.unrouted) - _EXAMPLES} more" if len(report.unrouted) > _EXAMPLES else ""
@@ -441,7 +442,7 @@ def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> No
             examples,
             more,
         )
-        return
+        return prefix
     fits = [
         candidate
         for candidate in dict.fromkeys(["", *mounted_prefixes(app)])
@@ -449,11 +450,25 @@ def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> No
     ]
     where = f"under the prefix {prefix!r}" if prefix else "at the app's root"
     why = " (the document's relative server URL)" if prefix and not given else ""
+    if len(fits) == 1 and not given:
+        # The app's own document for a sub-app it mounts (Prefect: the API at /api): unambiguous, so served.
+        logger.warning(
+            "none of the document's %d operations route in the app %s%s, and all of them route under %r, where "
+            "the app mounts a sub-app: calls go there; pass prefix=%r (--prefix %s) to say so and silence this",
+            report.checked,
+            where,
+            why,
+            fits[0],
+            fits[0],
+            fits[0] or "''",
+        )
+        return fits[0]
     if fits:
         option = fits[0] or "''"
+        under = " or ".join(map(repr, fits))
         fix = (
-            f"they route under {fits[0]!r}: pass prefix={fits[0]!r} (--prefix {option}), or give the sub-app "
-            "whose document this is as app="
+            f"they route under {under}: pass prefix={fits[0]!r} (--prefix {option}) or the one whose document "
+            "this is, or give that sub-app as app="
         )
     else:
         fix = "give the app whose document this is, or pass prefix= with the path the app serves them under"

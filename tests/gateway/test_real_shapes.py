@@ -136,12 +136,32 @@ async def test_the_host_middleware_still_runs_on_every_in_process_call() -> None
     assert calls == ["/items/2"]
 
 
-async def test_a_sub_app_document_without_its_prefix_is_refused_naming_the_fix() -> None:
+async def test_a_sub_app_document_is_served_under_the_one_mounted_path_where_it_routes_and_said_loudly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="gateway"):
+        async with mounted(shapes.mounted, spec=shapes.sub_api.openapi()) as client:
+            result = await client.call_tool("call_function", {"name": "items.get_item", "args": {"item_id": 2}})
+    assert result.structured_content == shapes.ITEMS[2]
+    warned = (
+        "none of the document's 3 operations route in the app at the app's root, and all of them route under '/api'"
+    )
+    assert any(warned in record.message and "--prefix /api" in record.message for record in caplog.records)
+
+
+def test_a_prefix_under_which_nothing_routes_is_refused_naming_the_one_that_fits() -> None:
     with pytest.raises(ConfigError) as refused:
-        Gateway(app=shapes.mounted, spec=shapes.sub_api.openapi())
+        Gateway(app=shapes.mounted, spec=shapes.sub_api.openapi(), prefix="/v2")
     message = str(refused.value)
-    assert "none of the document's 3 operations route in the app" in message
+    assert "none of the document's 3 operations route in the app under the prefix '/v2'" in message
     assert "prefix='/api'" in message and "--prefix /api" in message
+
+
+def test_a_document_that_routes_under_two_mounted_paths_is_refused_rather_than_guessed() -> None:
+    host = shapes._host(shapes._items_api("One"))
+    host.mount("/api2", shapes._items_api("Two"))
+    with pytest.raises(ConfigError, match=r"They route under '/api' or '/api2': pass prefix='/api'"):
+        Gateway(app=host, spec=shapes.sub_api.openapi())
 
 
 @pytest.mark.parametrize(
