@@ -45,6 +45,13 @@ _READ_WORDS: Final = frozenset(
     {"list", "get", "search", "query", "filter", "count", "find", "read", "lookup", "fetch", "retrieve", "describe"}
     | {"show", "check", "validate", "preview", "estimate", "calculate", "compute", "exists", "match", "paginate"}
 )
+#: First words that say a POST changes something, whatever follows (`create_search_tool`).
+_WRITE_VERBS: Final = frozenset(
+    {"create", "update", "set", "add", "insert", "upsert", "patch", "put", "save", "write", "edit", "modify"}
+    | {"register", "rotate", "regenerate", "reset", "start", "stop", "cancel", "run", "trigger", "send", "upload"}
+    | {"import", "move", "copy", "clone", "assign", "grant", "revoke", "enable", "disable", "approve", "reject"}
+    | {"submit", "publish", "merge", "close", "lock", "unlock", "invite", "apply", "generate", "refresh"}
+)
 #: Name words that say a POST deletes (`bulk_delete_users`, `remove_members`, `purge_cache`).
 _DELETE_WORDS: Final = frozenset({"delete", "remove", "purge", "destroy", "erase", "wipe", "drop", "clear"})
 
@@ -151,6 +158,8 @@ def _suggested(name: str) -> Effect | None:
     words = name.split("_")
     if any(word in _DELETE_WORDS for word in words):
         return "destructive"
+    if words[0] in _WRITE_VERBS:
+        return None
     if words[0] in _READ_WORDS or any(word in ("filter", "count", "search", "query") for word in words[1:]):
         return "read"
     return None

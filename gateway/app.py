@@ -28,7 +28,7 @@ from gateway.errors import ConfigError, CredentialError
 from gateway.lifespan import app_lifespan
 from gateway.reference import ReferencePage, reference_page
 from gateway.research import ResearchConfig, research_tools
-from gateway.routes import check_routes, mounted_prefixes, serves
+from gateway.routes import RouteReport, check_routes, mounted_prefixes, serves
 from gateway.scripting import ScriptConfig, ScriptTool
 from gateway.server import McpEndpoint
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
@@ -41,8 +41,10 @@ __all__ = ["Gateway"]
 
 logger = logging.getLogger("gateway")
 
-#: How many unrouted operations a start-up warning names.
+#: How many unrouted operations a start-up error names.
 _EXAMPLES = 5
+#: How many operations the start-up route check tries before it tries them all.
+_SAMPLE = 24
 
 
 class Gateway:
@@ -296,7 +298,7 @@ class Gateway:
                 f"the app already serves {', '.join(taken)} itself, and the gateway would hide it: mount the gateway "
                 "at another path, e.g. gateway.mount(app, '/gateway/mcp')"
             )
-        if not install(app, self.wrap):
+        if not install(app, lambda stack: self.wrap(stack, path)):
             raise ConfigError(
                 f"mount() needs a Starlette or FastAPI app, not {type(app).__name__}; for any other ASGI app, "
                 f"serve gateway.wrap(app, {path!r}) instead"
@@ -418,6 +420,11 @@ def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) ->
     return None
 
 
+def _all_route(report: RouteReport) -> bool:
+    """Every operation routes for certain (static files mounted there would take any path, and do not count)."""
+    return report.known and report.routed == report.checked
+
+
 def _relative_server(catalog: Catalog) -> str:
     """The document's first server URL when it is a path (`/api`): where its paths live in the app."""
     first = catalog.servers[0] if catalog.servers else ""
@@ -427,26 +434,22 @@ def _relative_server(catalog: Catalog) -> str:
 def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> str:
     """The prefix calls go under: `prefix`, or, when none of the documented operations route there and the
     prefix was not given, the one mounted path under which all of them do (said loudly). Refuses an app in
-    which they route nowhere, naming the prefix or sub-app that fits; warns when some do not route."""
-    report = check_routes(app, catalog.functions(), prefix)
-    if not report.known or not report.unrouted:
+    which they route nowhere, naming the prefix or sub-app that fits.
+
+    Operations that do not route while others do are not reported: frameworks route in ways inspection cannot
+    always follow (FastAPI's low-priority routes), and such a call answers the app's own 404.
+    """
+    functions = catalog.functions()
+    if not check_routes(app, functions, prefix, sample=_SAMPLE).none_route:
+        return prefix
+    report = check_routes(app, functions, prefix)
+    if not report.none_route:
         return prefix
     examples = ", ".join(f"{f.method} {prefix}{f.path}" for f in report.unrouted[:_EXAMPLES])
-    if not report.none_route:
-        more = f" and {len(report.unrouted) - _EXAMPLES} more" if len(report.unrouted) > _EXAMPLES else ""
-        logger.warning(
-            "%d of the document's %d operations do not route in the app (%s%s): calls to them will answer 404 "
-            "or 405; check that the document is this app's",
-            len(report.unrouted),
-            report.checked,
-            examples,
-            more,
-        )
-        return prefix
     fits = [
         candidate
         for candidate in dict.fromkeys(["", *mounted_prefixes(app)])
-        if candidate != prefix and not check_routes(app, catalog.functions(), candidate).unrouted
+        if candidate != prefix and _all_route(check_routes(app, functions, candidate, sample=_SAMPLE))
     ]
     where = f"under the prefix {prefix!r}" if prefix else "at the app's root"
     why = " (the document's relative server URL)" if prefix and not given else ""

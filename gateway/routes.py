@@ -30,6 +30,8 @@ class RouteReport:
     checked: int
     unrouted: tuple[Function, ...]
     known: bool = True
+    #: How many route for certain (a mounted app that cannot be asked, static files say, may take the rest).
+    routed: int = 0
 
     @property
     def none_route(self) -> bool:
@@ -37,36 +39,42 @@ class RouteReport:
         return self.known and self.checked > 0 and len(self.unrouted) == self.checked
 
 
-def check_routes(app: Any, functions: Iterable[Function], prefix: str) -> RouteReport:
-    """Try each operation's method and path (parameters filled with sample values) under `prefix`."""
+def check_routes(app: Any, functions: Iterable[Function], prefix: str, *, sample: int | None = None) -> RouteReport:
+    """Try each operation's method and path (parameters filled with sample values) under `prefix`; with
+    `sample`, only that many operations spread evenly over the document (FastAPI's included routers make
+    each try cost, and a prefix that is wrong is wrong for every path)."""
     router = _router(app)
     operations = [function for function in functions if function.composite is None and function.path]
+    if sample is not None and len(operations) > sample:
+        step = len(operations) / sample
+        operations = [operations[int(index * step)] for index in range(sample)]
     if router is None:
         return RouteReport(prefix=prefix, checked=len(operations), unrouted=(), known=False)
     root_path = getattr(app, "root_path", "") or ""
-    unrouted = tuple(
-        function for function in operations if _routes(router.routes, _scope(function, prefix, root_path)) is False
-    )
-    return RouteReport(prefix=prefix, checked=len(operations), unrouted=unrouted)
+    found = [(function, _routes(router.routes, _scope(function, prefix, root_path))) for function in operations]
+    unrouted = tuple(function for function, routed in found if routed is False)
+    certain = sum(1 for _, routed in found if routed is True)
+    return RouteReport(prefix=prefix, checked=len(operations), unrouted=unrouted, routed=certain)
 
 
 def serves(app: Any, path: str) -> bool:
-    """True when one of the app's own routes takes a POST or GET to `path` (False when it cannot tell)."""
+    """True when the app has a route or mount of its own at exactly `path` (catch-all routes do not count)."""
     router = _router(app)
     if router is None:
         return False
-    for method in ("POST", "GET"):
-        scope: dict[str, Any] = {
-            "type": "http",
-            "method": method,
-            "path": path,
-            "root_path": "",
-            "headers": [],
-            "path_params": {},
-        }
-        if _routes(router.routes, scope) is True:
-            return True
-    return False
+
+    def walk(routes: Sequence[BaseRoute], base: str) -> bool:
+        for route in routes:
+            own = getattr(route, "path", None)
+            if not isinstance(own, str) or "{" in own:
+                continue
+            if base + own == path:
+                return True
+            if isinstance(route, Mount) and path.startswith(base + own + "/") and walk(route.routes, base + own):
+                return True
+        return False
+
+    return walk(router.routes, "")
 
 
 def mounted_prefixes(app: Any) -> list[str]:

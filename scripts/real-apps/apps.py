@@ -72,6 +72,11 @@ class AppSpec:
     #: POST operations that only read, and POST operations that delete: how the catalog should mark them.
     post_reads: tuple[str, ...] = ()
     post_deletes: tuple[str, ...] = ()
+    #: What the operator tells the gateway about effects, after `catalog check` listed the candidates:
+    #: Gateway keyword arguments (`read_only`, `destructive`), given to serve and stdio as --read-only etc.
+    effects: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Where the gateway is mounted: /mcp as in the README, unless the app serves that path itself.
+    mcp_path: str = "/mcp"
     #: A call the app itself fails on with an unhandled exception (REST: HTTP 500 from its error handler).
     failing: Call | None = None
     #: Extra checks that need an app of their own (e.g. with its auth switched on); run by the trial by name.
@@ -186,6 +191,11 @@ PREFECT = AppSpec(
         ),
     ),
     post_reads=("flows.read_flows", "flow_runs.count_flow_runs", "deployments.read_deployments"),
+    # As an operator would write them from `catalog check`'s list of POST functions that read like reads.
+    effects={
+        "read_only": ("*.read_*", "*.count_*", "*.paginate_*", "*.filter_*", "*.validate_*"),
+        "destructive": ("*.bulk_delete_*",),
+    },
     post_deletes=(),
     failing=Call(
         label="a block document for a block type that does not exist (the app raises)",
@@ -312,6 +322,23 @@ LITELLM = AppSpec(
         ),
     ),
     post_reads=("llm_utils.token_counter",),
+    effects={
+        "read_only": (
+            "*.token_counter",
+            "*.count_tokens",
+            "*.estimate_*",
+            "*.calculate_*",
+            "*.check_*",
+            "*.validate_*",
+            "*.preview_*",
+            "search.*",
+            "rag.query*",
+            "*.vector_store_search*",
+        ),
+        "destructive": ("*.delete_*", "*_delete"),
+    },
+    # LiteLLM serves /mcp itself (its MCP gateway), so the gateway goes where the refusal suggests.
+    mcp_path="/gateway/mcp",
     post_deletes=("key_management.delete_key_fn", "model_management.delete_model"),
     extra=("litellm_admission_limit",),
 )
@@ -428,6 +455,7 @@ DSTACK = AppSpec(
         ),
     ),
     post_reads=("projects.list_projects", "users.get_my_user", "secrets.list_secrets"),
+    effects={"read_only": ("*.list_*", "*.get_*"), "destructive": ("*.delete_*", "*.remove_*")},
     post_deletes=("secrets.delete_secrets", "projects.delete_projects", "users.delete_users"),
 )
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -64,7 +65,6 @@ VOLATILE = re.compile(
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d")
 #: A route suffix FastAPI's generate_unique_id leaves in an operation id: `..._v1_batches_get`.
-FASTAPI_SUFFIX = re.compile(r"_(get|post|put|patch|delete|head|options)(_\d+)?$")
 #: The longest search line an agent should have to read.
 MAX_LINE = 250
 
@@ -346,7 +346,7 @@ async def serve_subprocess(
     import httpx2
 
     port = free_port()
-    args = [gateway_bin(), "serve", "--app", ref, "--port", str(port)]
+    args = [gateway_bin(), "serve", "--app", ref, "--port", str(port), *effect_options(spec)]
     if spec.whoami:
         args += ["--whoami", spec.whoami]
     with log.open("w") as out:
@@ -397,7 +397,7 @@ async def mcp_stdio(
     from mcp import Client, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    args = ["stdio", "--app", ref]
+    args = ["stdio", "--app", ref, *effect_options(spec)]
     if spec.whoami:
         args += ["--whoami", spec.whoami]
     environment = child_env(spec, data)
@@ -413,19 +413,42 @@ async def mcp_stdio(
 # The trial of one app
 
 
+#: The gateway's warnings while it was built.
+WARNINGS: list[str] = []
+
+
+class _Collect(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING:
+            WARNINGS.append(record.getMessage())
+
+
 def catalog_checks(spec: AppSpec, gateway: Any, app: Any, rec: Recorder) -> None:
     from catalog.render import describe_function
 
     catalog = gateway.catalog
     functions = catalog.functions()
     rec.add("catalog", f"the app's own document builds a catalog ({len(functions)} functions)", bool(functions))
-    rec.add(
-        "catalog",
-        "server name is the API's title, not FastAPI's default",
-        gateway.name != "FastAPI",
-        f"name {gateway.name!r}",
-    )
-    suffixed = [f.name for f in functions if FASTAPI_SUFFIX.search(f.name) and "_" in f.function_name]
+    if catalog.title == "FastAPI":
+        # The app keeps FastAPI's default title: the gateway must say so at start-up.
+        rec.add(
+            "catalog",
+            "the app's title is FastAPI's default, and building the gateway warns about it",
+            any("FastAPI's default 'FastAPI'" in line for line in WARNINGS),
+            f"warnings: {WARNINGS[:3]}",
+        )
+    else:
+        rec.add("catalog", "server name is the API's title", gateway.name == catalog.title, f"name {gateway.name!r}")
+    from catalog.naming import clean_operation_id, snake_case
+
+    # A name that is the whole generated id although a shorter route name was there to take.
+    suffixed = [
+        f.name
+        for f in functions
+        if f.operation_id
+        and clean_operation_id(f.operation_id, method=f.method, path=f.path) != f.operation_id
+        and f.function_name.endswith(snake_case(f.operation_id))
+    ]
     rec.add(
         "catalog",
         "no FastAPI route suffixes left in function names",
@@ -459,17 +482,33 @@ def catalog_checks(spec: AppSpec, gateway: Any, app: Any, rec: Recorder) -> None
             f"not destructive: {', '.join(soft)}",
         )
     taken = [getattr(route, "path", None) for route in getattr(app, "router", app).routes]
-    rec.add(
-        "catalog",
-        "the README's mount path /mcp is free in the app",
-        "/mcp" not in taken,
-        "the app has its own /mcp route, which the mount shadows without a word",
-    )
+    if "/mcp" in taken:
+        from gateway import ConfigError, Gateway
+
+        try:
+            Gateway(app=app).mount(app, "/mcp")
+            refused = ""
+        except ConfigError as error:
+            refused = str(error)
+        rec.add(
+            "catalog",
+            "the app serves /mcp itself: mounting there is refused, naming another path",
+            "already serves /mcp" in refused,
+            refused or "the mount shadowed the app's own /mcp without a word",
+        )
+    else:
+        rec.add("catalog", "the README's mount path /mcp is free in the app", True)
+
+
+def effect_options(spec: AppSpec) -> list[str]:
+    """The operator's effect rules as CLI options."""
+    flags = {"read_only": "--read-only", "destructive": "--destructive", "writes": "--writes"}
+    return [word for key, patterns in spec.effects.items() for pattern in patterns for word in (flags[key], pattern)]
 
 
 async def way_mount(spec: AppSpec, app: Any, base: str, rest: Any, rec: Recorder) -> None:
     """(a) The README's mount, on real uvicorn."""
-    async with mcp_http(f"{base}/mcp", spec.bearer) as client:
+    async with mcp_http(f"{base}{spec.mcp_path}", spec.bearer) as client:
         way = Way("a:mount", spec, client, rest, rec)
         await way.tools_list()
         found, lines = await way.searches()
@@ -570,11 +609,11 @@ async def prefect_basic_auth(spec: AppSpec, tmp: Path, rec: Recorder) -> None:
     import anyio
 
     log = tmp / "stdio-auth.log"
-    # The API mounted at / (not /api), so that the paths of its document route and only the auth is tried.
+    # The token is the user:password pair; the header template makes it Prefect's Basic credentials.
     env = {
         "PREFECT_SERVER_API_AUTH_STRING": PREFECT_AUTH,
-        "PREFECT_SERVER_API_BASE_PATH": "/",
-        "MCP_GATEWAY_TOKEN": PREFECT_BASIC,
+        "MCP_GATEWAY_TOKEN": PREFECT_AUTH,
+        "MCP_GATEWAY_AUTH_HEADERS": "Authorization: Basic {basic}",
     }
 
     async def run() -> tuple[bool, str]:
@@ -589,7 +628,7 @@ async def prefect_basic_auth(spec: AppSpec, tmp: Path, rec: Recorder) -> None:
         if isinstance(error, KeyboardInterrupt):
             raise
         ok, observed = False, f"{_leaf(error)}; server stderr: {_tail(log.read_text(errors='replace'))}"
-    rec.add("c:stdio", "the CLI can send Prefect's Basic auth (MCP_GATEWAY_TOKEN)", ok, observed)
+    rec.add("c:stdio", "the CLI sends Prefect's Basic auth (MCP_GATEWAY_AUTH_HEADERS)", ok, observed)
 
 
 def _leaf(error: BaseException) -> str:
@@ -618,12 +657,13 @@ async def trial(spec: AppSpec, tmp: Path) -> list[Check]:
     from gateway import Gateway
 
     # The README's three lines.
+    logging.getLogger("gateway").addHandler(_Collect())
     try:
-        gateway = Gateway(app=app, whoami=spec.whoami)
+        gateway = Gateway(app=app, whoami=spec.whoami, **spec.effects)
         catalog_checks(spec, gateway, app, rec)
-        gateway.mount(app, "/mcp")
+        gateway.mount(app, spec.mcp_path)
     except Exception as error:
-        rec.add("build", "Gateway(app=app).mount(app, '/mcp')", False, f"{type(error).__name__}: {error}")
+        rec.add("build", f"Gateway(app=app).mount(app, {spec.mcp_path!r})", False, f"{type(error).__name__}: {error}")
         return rec.checks
     async with uvicorn_on_free_port(app) as base, httpx2.AsyncClient(base_url=base, timeout=CALL_TIMEOUT) as rest:
         await way_mount(spec, app, base, rest, rec)
