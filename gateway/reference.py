@@ -8,7 +8,9 @@ link to them, and each term lists the other functions whose signatures mention i
 
 Everything from the API document is HTML-escaped, and the page's own Content-Security-Policy allows only its
 inline style and script (by hash), so a hostile description cannot run code. It reads without JavaScript; the
-script adds instant filtering. `ReferencePage` serves it: rendered once, on first request, then the same bytes.
+script adds instant filtering, made for APIs of a thousand functions: the filter box stays on screen (on a phone
+too), the matches come first (the instructions fold away while filtering), the counts follow the filter and a
+filter nothing matches says so. `ReferencePage` serves it: rendered once, on first request, then the same bytes.
 """
 
 from __future__ import annotations
@@ -141,7 +143,7 @@ def _toc(catalog: Catalog, tools: int) -> str:
     parts = [
         '<ol><li><a href="#instructions">Instructions</a></li>',
         f'<li data-toc="tools"><a href="#tools">Tools</a> <span class="n">{tools}</span></li>',
-        f'<li><a href="#modules">Modules</a> <span class="n">{len(catalog.modules)}</span><ol>',
+        f'<li data-toc="modules"><a href="#modules">Modules</a> <span class="n">{len(catalog.modules)}</span><ol>',
     ]
     for module in catalog.modules:
         ident = anchor("module", module.name)

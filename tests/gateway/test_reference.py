@@ -1,5 +1,7 @@
 """The reference page: exactly the agent's texts, cross-linked and escaped; served by the gateway; written by the
-command line; and driven in headless Chromium (it renders, the filter narrows the list, links resolve).
+command line; and driven in headless Chromium (it renders, the filter narrows the list, links resolve), on the demo
+and on GitHub's 1223 functions at a desktop and a phone size (the matches come first, the filter box stays on
+screen, the counts follow the filter, a filter nothing matches says so).
 
 The browser test needs Debian's Chromium and playwright-core, which `scripts/install-browser` installs
 (/usr/bin/chromium, .tools/browser/); without them it is skipped, except in CI where it fails.
@@ -297,3 +299,136 @@ async def test_the_page_in_chromium_renders_filters_and_links() -> None:
     assert (seen["noScriptFunctionsShown"], seen["noScriptTermsShown"]) == (25, 29)
     for name in ("reference-page.png", "reference-page-filtered.png", "reference-page-term.png"):
         assert (ARTIFACTS / name).stat().st_size > 10_000
+
+
+# Headless Chromium on GitHub's page (1223 functions, 969 terms): loaded once for these tests, at both sizes.
+
+GITHUB = "github-api.github.com.json"
+GITHUB_QUERY = "pull request review"
+FILTERING_SCRIPT = Path(__file__).with_name("reference_page_filtering.js")
+SIZES = ["desktop", "phone"]
+
+
+@pytest.fixture(scope="module")
+def github_in_chromium() -> dict[str, Any]:
+    """What Chromium showed of GitHub's page at 1280x800 and on a 390x844 phone (see reference_page_filtering.js)."""
+    node = _node()
+    if _BROWSER_MISSING or node is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI must install the browser: scripts/install-browser")
+        pytest.skip("no Chromium or playwright-core: run scripts/install-browser")
+    ARTIFACTS.mkdir(exist_ok=True)
+    gateway = Gateway(catalog=corpus_catalog(GITHUB), reference_path="/reference")
+    environment = {**os.environ, "PLAYWRIGHT_CORE": str(PLAYWRIGHT_CORE), "CHROMIUM": str(CHROMIUM)}
+    command = [node, str(FILTERING_SCRIPT), "", str(ARTIFACTS), GITHUB_QUERY]
+
+    async def drive() -> bytes:
+        async with serve_http(gateway.standalone()) as base:
+            command[2] = f"{base}/reference"
+            with anyio.fail_after(120):
+                result = await anyio.run_process(command, env=environment, check=False)
+        assert result.returncode == 0, result.stderr.decode()
+        return result.stdout
+
+    seen: dict[str, Any] = json.loads(anyio.run(drive))
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES)
+def test_while_filtering_githubs_page_the_first_match_is_at_the_top(
+    github_in_chromium: dict[str, Any], size: str
+) -> None:
+    filtered = github_in_chromium[size]["filtered"]
+    first = filtered["firstMatch"]
+    assert first["id"].startswith("fn-")
+    # Only the count line and the headings of the match's section stand above it; the instructions fold away.
+    assert filtered["above"] == ["p.status", "h2", "h3", "p.doc"]
+    assert not filtered["instructionsShown"] and not filtered["ledeShown"]
+    assert filtered["filter"]["bottom"] <= first["top"] < 0.4 * filtered["viewportHeight"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("state", ["scrolled", "filteredScrolled"])
+def test_the_filter_box_stays_on_screen_while_scrolling_githubs_page(
+    github_in_chromium: dict[str, Any], size: str, state: str
+) -> None:
+    seen = github_in_chromium[size][state]
+    assert seen["scrollY"] > seen["viewportHeight"]
+    assert 0 <= seen["filter"]["top"] and seen["filter"]["bottom"] <= 0.1 * seen["viewportHeight"]
+    assert seen["filter"]["onTop"]  # nothing covers it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES)
+def test_a_filter_nothing_matches_on_githubs_page_says_so_with_the_query(
+    github_in_chromium: dict[str, Any], size: str
+) -> None:
+    nothing = github_in_chromium[size]["nothing"]
+    query = github_in_chromium["nothing"]
+    assert nothing["status"].startswith(f"No tool, function or term matches \u201c{query}\u201d: try fewer")
+    assert nothing["filter"]["bottom"] <= nothing["statusBox"]["top"] < 0.3 * nothing["viewportHeight"]
+    assert nothing["count"] == "no matches"
+    assert nothing["sectionsShown"] == [] and not nothing["instructionsShown"]
+    assert (nothing["functionsShown"], nothing["termsShown"], nothing["toolsShown"]) == (0, 0, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES)
+def test_the_counts_on_githubs_page_follow_the_filter(github_in_chromium: dict[str, Any], size: str) -> None:
+    seen = github_in_chromium[size]
+    filtered = seen["filtered"]
+    shown = (filtered["functionsShown"], filtered["modulesShown"], filtered["termsShown"], filtered["toolsShown"])
+    assert shown == (26, 4, 25, 0)
+    assert filtered["status"] == f"26 functions in 4 modules and 25 terms match \u201c{GITHUB_QUERY}\u201d."
+    assert filtered["count"] == "51 of 2197 match"
+    assert (filtered["modulesHeading"], filtered["termsHeading"]) == ("4/47", "25/969")
+    # On a desktop the contents follow too; on a phone they fold away with the instructions.
+    contents = ("4/47", "25/969") if size == "desktop" else (None, None)
+    assert (filtered["tocModules"], filtered["tocTerms"]) == contents
+    for whole in (seen["loaded"], seen["cleared"]):
+        assert whole["status"] is None and whole["count"] == "2197 entries"
+        assert (whole["modulesHeading"], whole["termsHeading"]) == ("47", "969")
+        assert (whole["tocModules"], whole["tocTerms"]) == ("47", "969")
+        assert (whole["functionsShown"], whole["modulesShown"], whole["termsShown"]) == (1223, 47, 969)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES)
+def test_clearing_the_filter_on_githubs_page_brings_the_instructions_back_in_the_readers_place(
+    github_in_chromium: dict[str, Any], size: str
+) -> None:
+    seen = github_in_chromium[size]
+    # Cleared at once: the page is where it was before filtering, instructions and all.
+    assert seen["cleared"]["instructionsShown"] and seen["cleared"]["ledeShown"]
+    assert seen["cleared"]["scrollY"] == seen["loaded"]["scrollY"] == 0
+    # Cleared after scrolling through the matches: the entry at the top stays where it was.
+    kept, scrolled = seen["clearedInPlace"], seen["filteredScrolled"]
+    assert kept["instructionsShown"]
+    assert kept["atTop"]["id"] == scrolled["atTop"]["id"]
+    assert abs(kept["atTop"]["top"] - scrolled["atTop"]["top"]) < 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES)
+def test_githubs_page_keeps_its_policy_shortcut_links_and_reads_without_javascript(
+    github_in_chromium: dict[str, Any], size: str
+) -> None:
+    seen = github_in_chromium[size]
+    assert seen["status"] == 200 and seen["csp"] == CONTENT_SECURITY_POLICY + "; frame-ancestors 'none'"
+    assert seen["problems"] == []  # no script error, no Content-Security-Policy violation
+    assert seen["slashFocuses"] == "filter"
+    # A link from a match to a term the filter hides clears the filter and brings the term to the top.
+    for shown in (seen["afterTermLink"], seen["afterHiddenLink"]):
+        assert 0 <= shown["top"] < 0.2 * shown["viewportHeight"]
+    assert seen["afterTermLink"]["target"] == seen["termLink"][1:]
+    assert seen["noScript"] == {
+        "filterShown": False,
+        "statusShown": False,
+        "instructionsShown": True,
+        "functionsShown": 1223,
+        "termsShown": 969,
+    }
+    for name in ("", "-scrolled", "-filtered", "-nothing"):
+        assert (ARTIFACTS / f"reference-github-{size}{name}.png").stat().st_size > 10_000
