@@ -5,14 +5,24 @@ OAuthError
 ├── StoreError         the token store failed or holds a record this version cannot read
 ├── ProtocolError      a request broke OAuth; answered with the RFC 6749 §5.2 error `code` and `description`
 │   └── ClientDocumentError   a Client ID Metadata Document could not be fetched or is not acceptable
-└── LoginError         the person at the login page could not be logged in (shown on the page)
+├── LoginError         the person at the login page could not be logged in (shown on the page)
+└── TokenError         an MCP request's access token is missing or not valid (answered 401 with `www_authenticate`)
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["ClientDocumentError", "ConfigError", "ErrorCode", "LoginError", "OAuthError", "ProtocolError", "StoreError"]
+__all__ = [
+    "ClientDocumentError",
+    "ConfigError",
+    "ErrorCode",
+    "LoginError",
+    "OAuthError",
+    "ProtocolError",
+    "StoreError",
+    "TokenError",
+]
 
 ErrorCode = Literal[
     "invalid_request",
@@ -73,3 +83,18 @@ class ClientDocumentError(ProtocolError):
 
 class LoginError(OAuthError):
     """The login failed; the message is shown on the login page and says what to do."""
+
+
+class TokenError(OAuthError):
+    """The access token of an MCP request is missing, or not one this server issued for this resource.
+
+    Answered with HTTP 401 and `www_authenticate`, the RFC 6750 §3 challenge that tells the client where to
+    log in. Whatever serves the MCP endpoint turns it into its own refusal (the gateway takes any exception
+    with a `www_authenticate` string as one), so this package needs nothing from the gateway.
+    """
+
+    status = 401
+
+    def __init__(self, message: str, *, www_authenticate: str) -> None:
+        super().__init__(message)
+        self.www_authenticate = www_authenticate
