@@ -151,6 +151,13 @@ class Client:
             return requested
         return None
 
+    def accepts(self, method: TokenAuthMethod) -> bool:
+        """Whether the client may authenticate with `method`: the one it registered; a configured client with a
+        secret may send it either way (`PreregisteredClient`)."""
+        if self.source == "configured" and self.auth_method != "none":
+            return method != "none"
+        return method == self.auth_method
+
     def secret_matches(self, secret: str | None) -> bool:
         """Whether `secret` is this confidential client's secret; always False for a public client."""
         if self.secret_hash is None or not secret:
@@ -312,14 +319,24 @@ class ClientRegistry:
         return response
 
     async def authenticate(self, form: Mapping[str, str], authorization: str | None) -> Client:
-        """The client a token or revocation request comes from, authenticated (RFC 6749 §2.3, OAuth 2.1 §2.4).
+        """The client a token or revocation request comes from, authenticated (RFC 6749 §2.3, OAuth 2.1 §2.4)
+        the one way it registered (`token_endpoint_auth_method`).
 
-        ProtocolError `invalid_client` (401) when the client is unknown or its credentials are wrong: an MCP
-        client that gets it registers again.
+        ProtocolError `invalid_request` (400) when the request authenticates two ways at once (RFC 6749 §2.3:
+        "MUST NOT use more than one authentication method in each request"); `invalid_client` (401) when the
+        client is unknown, uses another method than its own or sends a wrong secret: an MCP client that gets
+        it registers again.
         """
         client_id, secret = form.get("client_id"), form.get("client_secret")
+        used: TokenAuthMethod = "client_secret_post" if secret else "none"
         basic = authorization is not None and authorization[:6].lower() == "basic "
         if basic and authorization is not None:
+            if "client_secret" in form:
+                raise ProtocolError(
+                    "invalid_request",
+                    "the request authenticates the client twice (HTTP Basic and client_secret in the body); "
+                    "use one method only, the one the client registered",
+                )
             try:
                 decoded = base64.b64decode(authorization[6:].strip(), validate=True).decode()
                 user, _, password = decoded.partition(":")
@@ -331,7 +348,7 @@ class ClientRegistry:
             basic_id, secret = unquote(user.replace("+", " ")), unquote(password.replace("+", " "))
             if client_id is not None and client_id != basic_id:
                 raise ProtocolError("invalid_client", "client_id in the body differs from the Basic credentials")
-            client_id = basic_id
+            client_id, used = basic_id, "client_secret_basic"
         if not client_id:
             raise ProtocolError("invalid_client", "the request names no client: send client_id")
         try:
@@ -344,7 +361,27 @@ class ClientRegistry:
                 f"unknown client_id {client_id!r}; register the client again at the registration endpoint",
             )
         if client.auth_method == "none":
+            if secret:
+                raise ProtocolError(
+                    "invalid_client",
+                    f"client {client_id!r} is a public client (token_endpoint_auth_method 'none'); send no secret",
+                )
             return client
+        if not client.accepts(used):
+            raise ProtocolError("invalid_client", f"client {client_id!r} {_HOW_TO_AUTHENTICATE[client.auth_method]}")
         if not client.secret_matches(secret):
             raise ProtocolError("invalid_client", f"client {client_id!r} must authenticate with its client_secret")
         return client
+
+
+_HOW_TO_AUTHENTICATE: Final[dict[TokenAuthMethod, str]] = {
+    "none": "is a public client; send no secret",
+    "client_secret_basic": (
+        "registered token_endpoint_auth_method 'client_secret_basic': send its id and secret in the "
+        "Authorization header (HTTP Basic), not in the body"
+    ),
+    "client_secret_post": (
+        "registered token_endpoint_auth_method 'client_secret_post': send client_id and client_secret in the "
+        "body, not in an Authorization header"
+    ),
+}
