@@ -6,13 +6,14 @@ In-process (httpx2.ASGITransport) against the demo shop at https://gw.example, a
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import httpx2
 import pytest
 
-from oauth import PreregisteredClient
-from tests.oauth.conftest import REDIRECT_URI, Browser, query
-from tests.oauth.test_attacks import authorize_url, new_verifier, register, site_and_web
+from oauth import ConfigError, OAuthConfig, PreregisteredClient
+from tests.oauth.conftest import REDIRECT_URI, SECRET, Browser, Site, query
+from tests.oauth.test_attacks import BASE, authorize_url, new_verifier, register, site_and_web
 
 pytestmark = pytest.mark.anyio
 
@@ -140,3 +141,126 @@ async def test_a_configured_client_with_a_secret_may_send_it_either_way() -> Non
                     )
                 )
     assert [answer.status_code for answer in answers] == [200, 200]
+
+
+# Registration cannot fill the store
+
+
+def web_from(site: Site, address: str) -> httpx2.AsyncClient:
+    """A second browser or client of the same site, connecting from `address`."""
+    return httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app, client=(address, 4711)), base_url=BASE)
+
+
+async def test_one_address_registers_sixty_clients_an_hour_and_no_more() -> None:
+    async with site_and_web() as (site, web):
+        statuses = [(await register(web)).status_code for _ in range(60)]
+        refused = await register(web)
+        async with web_from(site, "203.0.113.9") as elsewhere:
+            other = await register(elsewhere)
+        site.clock.advance(3600)
+        later = await register(web)
+    assert statuses == [201] * 60
+    assert (refused.status_code, refused.json()["error"]) == (429, "temporarily_unavailable")
+    assert refused.json()["error_description"] == (
+        "this address registered 60 clients within the hour, the most allowed; reuse a client_id registered "
+        "already, or try again in an hour"
+    )
+    assert refused.headers["retry-after"] == "3600"
+    assert "client_id" not in refused.json()
+    assert (other.status_code, later.status_code) == (201, 201)
+
+
+async def test_a_client_that_never_gets_a_token_is_forgotten_after_a_day_and_one_that_did_is_kept() -> None:
+    async with site_and_web() as (site, web):
+        unused, used = (await register(web)).json()["client_id"], (await register(web)).json()["client_id"]
+        verifier = new_verifier()
+        code = query(await Browser(web).authorize(authorize_url(used, verifier)))["code"]
+        tokens = (await token(web, code, verifier, client_id=used)).json()
+        site.clock.advance(24 * 3600)
+        forgotten = await web.get(authorize_url(unused, new_verifier()))
+        kept = await web.get(authorize_url(used, new_verifier()))
+        refreshed = await web.post(
+            "/token", data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": used}
+        )
+    assert forgotten.status_code == 400 and "Unknown app" in forgotten.text
+    assert kept.status_code == 200
+    assert refreshed.status_code == 200, refreshed.text
+
+
+async def test_registration_closes_while_too_many_registered_clients_are_unused() -> None:
+    async with site_and_web(max_unused_clients=3) as (site, web):
+        first, *_ = [(await register(web)).json()["client_id"] for _ in range(3)]
+        closed = await register(web)
+        # A client that gets tokens stops counting; one that expires unused too.
+        verifier = new_verifier()
+        code = query(await Browser(web).authorize(authorize_url(first, verifier)))["code"]
+        assert (await token(web, code, verifier, client_id=first)).status_code == 200
+        reopened = await register(web)
+        closed_again = await register(web)
+        site.clock.advance(24 * 3600)
+        after_a_day = await register(web)
+    assert (closed.status_code, closed.json()["error"]) == (503, "temporarily_unavailable")
+    assert closed.json()["error_description"] == (
+        "registration is closed for now: 3 registered clients have not been used yet; try again later"
+    )
+    assert closed.headers["retry-after"] == "3600"
+    assert (reopened.status_code, closed_again.status_code, after_a_day.status_code) == (201, 503, 201)
+
+
+async def test_one_address_starts_a_bounded_number_of_logins_at_a_time() -> None:
+    async with site_and_web(pending_logins_per_address=3) as (site, web):
+        client = (await register(web)).json()["client_id"]
+        started = [(await web.get(authorize_url(client, new_verifier()))).status_code for _ in range(3)]
+        refused = await web.get(authorize_url(client, new_verifier()))
+        async with web_from(site, "203.0.113.9") as elsewhere:
+            other = await elsewhere.get(authorize_url(client, new_verifier()))
+        site.clock.advance(900)
+        later = await web.get(authorize_url(client, new_verifier()))
+    assert started == [200] * 3
+    assert refused.status_code == 429
+    assert "Too many logins were started from this address. Wait 15 minutes." in refused.text
+    assert "<form" not in refused.text
+    assert (other.status_code, later.status_code) == (200, 200)
+
+
+# The client address behind a proxy
+
+
+async def register_via(site: Site, peer: str, forwarded_for: str) -> int:
+    async with web_from(site, peer) as web:
+        return (await register(web, headers={"x-forwarded-for": forwarded_for})).status_code
+
+
+async def test_forwarded_headers_are_never_trusted_without_trusted_proxies() -> None:
+    async with site_and_web(registrations_per_address=2) as (site, _):
+        statuses = [await register_via(site, "127.0.0.1", f"198.51.100.{n}") for n in range(3)]
+    assert statuses == [201, 201, 429]
+
+
+async def test_behind_a_trusted_proxy_each_forwarded_client_address_has_its_own_limit() -> None:
+    async with site_and_web(registrations_per_address=2, trusted_proxies=("127.0.0.1", "10.0.0.0/8")) as (site, _):
+        spread = [await register_via(site, "127.0.0.1", f"198.51.100.{n}") for n in range(3)]
+        # The proxies append what they saw; what the client claimed further left is never read.
+        claimed = [await register_via(site, "10.0.0.2", f"192.0.2.{n}, 203.0.113.7, 10.0.0.1") for n in range(3)]
+        # A peer that is not a trusted proxy is the client, whatever it forwards.
+        direct = [await register_via(site, "203.0.113.50", f"198.51.100.{n + 10}") for n in range(3)]
+    assert spread == [201, 201, 201]
+    assert claimed == [201, 201, 429]
+    assert direct == [201, 201, 429]
+
+
+async def test_an_ipv6_client_is_counted_by_its_slash_64() -> None:
+    async with site_and_web(registrations_per_address=2) as (site, _):
+        same = [await register_via(site, f"2001:db8:1:2::{n}", "") for n in range(1, 4)]
+        other = await register_via(site, "2001:db8:1:3::1", "")
+    assert same == [201, 201, 429]
+    assert other == 201
+
+
+@pytest.mark.parametrize(
+    ("proxies", "problem"),
+    [(("proxy.internal",), "not an IP address or network"), ("10.0.0.1", "a tuple of addresses")],
+)
+def test_trusted_proxies_that_are_not_addresses_say_what_to_give(proxies: Any, problem: str) -> None:
+    with pytest.raises(ConfigError, match=problem):
+        OAuthConfig(issuer=BASE, resource=f"{BASE}/mcp", secret_key=SECRET, trusted_proxies=proxies)
