@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -207,13 +206,12 @@ class Authorization:
         )
 
     def _consent(self, client: Client, record: dict[str, Any], user: str, request_id: str, csrf: str) -> Response:
-        scopes: Sequence[str] = record["scopes"]
         return pages.consent_page(
             resource_name=self.config.resource_name,
             client=client,
             redirect_uri=record["redirect_uri"],
             user_name=user,
-            scopes=scopes,
+            credential=self.login.key_label if isinstance(self.login, ApiKeyLogin) else "account",
             action=self.consent_action,
             request_id=request_id,
             csrf=csrf,
