@@ -101,6 +101,13 @@ class Authorization:
                 "Unknown app", f"No app with client_id {client_id!r} is registered here. {_START_AGAIN}"
             )
         redirect_uri = client.redirect_uri(params.get("redirect_uri"))
+        if redirect_uri is None and "redirect_uri" not in params:
+            # OAuth 2.1 §4.1.1: redirect_uri may be left out only when the client registered exactly one.
+            return pages.error_page(
+                "The app did not say where to return",
+                f"The app registered {len(client.redirect_uris)} redirect addresses and sent no redirect_uri to "
+                f"choose one, so the login stops here. {_START_AGAIN}",
+            )
         if redirect_uri is None:
             return pages.error_page(
                 "The app's redirect address is not registered",

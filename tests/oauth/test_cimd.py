@@ -97,6 +97,16 @@ class DocumentServer:
             document["padding"] = "x" * 10_000
         elif name == "slow.json":
             await self.release.wait()
+        elif name == "implicit.json":
+            document["response_types"] = ["token"]
+        elif name == "bad-uri.json":
+            document["client_uri"] = "not a url"
+        elif name == "no-redirect.json":
+            document["redirect_uris"] = []
+        elif name == "many.json":
+            document["redirect_uris"] = [f"{CALLBACK}/{n}" for n in range(21)]
+        elif name == "long-name.json":
+            document["client_name"] = "E" * 201
         return JSONResponse(document, headers={"cache-control": "max-age=600"})
 
 
@@ -181,6 +191,35 @@ async def test_a_document_with_another_client_id_a_secret_or_too_many_bytes_is_r
 
 
 UNREACHABLE = "could not be fetched; the app's developer must serve it over https from a public address, answering 200"
+
+
+@pytest.mark.parametrize(
+    ("name", "description"),
+    [
+        ("implicit.json", "the field 'response_types' is not acceptable: "),
+        ("bad-uri.json", "the field 'client_uri' is not acceptable: "),
+        ("no-redirect.json", "redirect_uris must list at least one redirect URI"),
+        ("many.json", "redirect_uris lists 21 URIs; at most 20 are allowed"),
+        ("long-name.json", "client_name must be a string of at most 200 characters"),
+    ],
+)
+async def test_a_document_the_client_metadata_rules_refuse_names_its_fault(
+    tmp_path: Path, name: str, description: str
+) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        site = build_site(BASE, documents=fetcher(trust))
+        async with (
+            app_lifespan(site.app),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+        ):
+            page = await web.get(authorize_url(documents.url(name), new_verifier(), redirect_uri=CALLBACK))
+            token = await exchange(web, documents.url(name), "code", new_verifier(), redirect_uri=CALLBACK)
+        await site.server.aclose()
+    assert page.status_code == 400 and "location" not in page.headers
+    assert "This app could not be identified" in page.text
+    assert description.replace("'", "&#x27;") in page.text
+    assert (token.status_code, token.json()["error"]) == (401, "invalid_client")
+    assert token.json()["error_description"].startswith(description)
 
 
 async def test_a_slow_document_is_given_up_on_after_the_time_cap(

@@ -264,3 +264,88 @@ async def test_an_ipv6_client_is_counted_by_its_slash_64() -> None:
 def test_trusted_proxies_that_are_not_addresses_say_what_to_give(proxies: Any, problem: str) -> None:
     with pytest.raises(ConfigError, match=problem):
         OAuthConfig(issuer=BASE, resource=f"{BASE}/mcp", secret_key=SECRET, trusted_proxies=proxies)
+
+
+# Redirect URIs and metadata at registration and authorization (each refusal names its field)
+
+SECOND_URI = "https://claude.com/api/mcp/auth_callback"
+
+
+async def test_a_client_with_one_redirect_uri_may_leave_it_out_of_the_authorization_request() -> None:
+    async with site_and_web() as (_, web):
+        client, verifier = (await register(web)).json()["client_id"], new_verifier()
+        landed = await Browser(web).authorize(authorize_url(client, verifier, redirect_uri=""))
+        # The token request then leaves it out too, or names the one registered URI.
+        body = {"grant_type": "authorization_code", "code": query(landed)["code"], "client_id": client}
+        tokens = await web.post("/token", data={**body, "code_verifier": verifier})
+        other = await Browser(web).authorize(authorize_url(client, verifier, redirect_uri=""))
+        named = await token(web, query(other)["code"], verifier, client_id=client)
+    assert landed.startswith(REDIRECT_URI + "?")
+    assert tokens.status_code == 200, tokens.text
+    assert named.status_code == 200, named.text
+
+
+async def test_a_client_with_two_redirect_uris_must_name_one_in_the_authorization_request() -> None:
+    async with site_and_web() as (_, web):
+        client = (await register(web, REDIRECT_URI, SECOND_URI)).json()["client_id"]
+        unnamed = await web.get(authorize_url(client, new_verifier(), redirect_uri=""))
+        named = await web.get(authorize_url(client, new_verifier(), redirect_uri=SECOND_URI))
+    assert unnamed.status_code == 400 and "location" not in unnamed.headers
+    assert "The app did not say where to return" in unnamed.text
+    assert "The app registered 2 redirect addresses and sent no redirect_uri to choose one" in unnamed.text
+    assert named.status_code == 200
+
+
+@pytest.mark.parametrize("body", [{"redirect_uris": []}, {}], ids=["empty list", "no field"])
+async def test_a_registration_without_a_redirect_uri_is_refused(body: dict[str, Any]) -> None:
+    async with site_and_web() as (_, web):
+        response = await web.post("/register", json={"client_name": "Claude", **body})
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "invalid_redirect_uri",
+        "error_description": "redirect_uris must list at least one redirect URI",
+    }
+
+
+async def test_a_registration_lists_at_most_twenty_redirect_uris() -> None:
+    uris = [f"{REDIRECT_URI}/{n}" for n in range(21)]
+    async with site_and_web() as (_, web):
+        twenty = await register(web, *uris[:20])
+        twenty_one = await register(web, *uris)
+    assert twenty.status_code == 201 and twenty.json()["redirect_uris"] == uris[:20]
+    assert twenty_one.status_code == 400
+    assert twenty_one.json() == {
+        "error": "invalid_client_metadata",
+        "error_description": "redirect_uris lists 21 URIs; at most 20 are allowed",
+    }
+
+
+async def test_a_client_name_is_at_most_two_hundred_characters() -> None:
+    async with site_and_web() as (_, web):
+        fits = await register(web, client_name="C" * 200)
+        too_long = await register(web, client_name="C" * 201)
+    assert fits.status_code == 201 and fits.json()["client_name"] == "C" * 200
+    assert too_long.status_code == 400
+    assert too_long.json() == {
+        "error": "invalid_client_metadata",
+        "error_description": "client_name must be a string of at most 200 characters",
+    }
+
+
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ({"response_types": ["token"]}, "response_types"),
+        ({"grant_types": ["client_credentials"]}, "grant_types"),
+        ({"client_uri": "not a url"}, "client_uri"),
+        ({"jwks": {"keys": []}, "jwks_uri": "https://claude.ai/jwks.json"}, "jwks"),
+        ({"token_endpoint_auth_method": "private_key_jwt"}, "token_endpoint_auth_method"),
+    ],
+)
+async def test_registration_metadata_the_rfc_7591_rules_refuse_names_the_field(
+    metadata: dict[str, Any], field: str
+) -> None:
+    async with site_and_web() as (_, web):
+        response = await register(web, **metadata)
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_client_metadata")
+    assert response.json()["error_description"].startswith(f"the field {field!r} is not acceptable: ")
