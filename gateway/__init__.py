@@ -13,7 +13,7 @@ from __future__ import annotations
 from gateway.app import Gateway
 from gateway.caller import Peer, RequestInfo, RestContext
 from gateway.config import GatewayConfig
-from gateway.credentials import AuthFunc, bearer_passthrough, bearer_to_headers
+from gateway.credentials import AuthFunc, CredentialRefusal, bearer_passthrough, bearer_to_headers
 from gateway.errors import ArgumentError, ConfigError, CredentialError, GatewayError, RestError, ToolError
 from gateway.research import DataSource, ResearchConfig
 from gateway.scripting import ScriptConfig
@@ -27,6 +27,7 @@ __all__ = [
     "AuthFunc",
     "ConfigError",
     "CredentialError",
+    "CredentialRefusal",
     "DataSource",
     "EmbeddedResource",
     "Gateway",

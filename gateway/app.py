@@ -21,7 +21,7 @@ from catalog.model import Catalog
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
 from gateway.caller import LOCAL_PEER, RequestInfo, RestContext
 from gateway.config import GatewayConfig
-from gateway.credentials import AuthFunc, bearer_passthrough
+from gateway.credentials import AuthFunc, bearer_passthrough, refusal
 from gateway.dispatcher import Dispatcher, decode_body
 from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
@@ -208,13 +208,17 @@ class Gateway:
     # Credentials
 
     async def _authenticate(self, headers: Mapping[str, str]) -> object:
-        """The REST credential headers for an HTTP MCP request; CredentialError becomes a 401."""
+        """The REST credential headers for an HTTP MCP request; a refusal (`CredentialError`, or any exception with
+        a `www_authenticate` challenge) becomes a 401."""
         token = RequestInfo(transport="http", headers=headers).bearer_token
         try:
             return dict(await self.auth(token))
-        except CredentialError:
-            raise
         except Exception as error:
+            refused = refusal(error)
+            if refused is error:
+                raise
+            if refused is not None:
+                raise refused from None
             logger.exception("the auth function failed")
             raise CredentialError("the credentials could not be checked") from error
 

@@ -6,16 +6,36 @@ import base64
 import re
 import string
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 from gateway.errors import ConfigError, CredentialError
 
-__all__ = ["AuthFunc", "bearer_passthrough", "bearer_to_headers", "header_templates"]
+__all__ = ["AuthFunc", "CredentialRefusal", "bearer_passthrough", "bearer_to_headers", "header_templates", "refusal"]
 
 AuthFunc = Callable[[str | None], Awaitable[Mapping[str, str]]]
 """Maps the MCP request's bearer token (None without a well-formed one) to REST headers.
 
-Raise `gateway.errors.CredentialError` to refuse the token: the client gets 401 with `WWW-Authenticate`.
+Raise `gateway.errors.CredentialError`, or any `CredentialRefusal`, to refuse the token: the client gets 401
+with `WWW-Authenticate`.
 """
+
+
+@runtime_checkable
+class CredentialRefusal(Protocol):
+    """An exception that refuses a token and says how to get a good one: a `www_authenticate` challenge (RFC
+    6750 §3). Auth functions from packages that know nothing of the gateway raise these (e.g.
+    `oauth.errors.TokenError`); the gateway answers them exactly as a `CredentialError`."""
+
+    www_authenticate: str
+
+
+def refusal(error: BaseException) -> CredentialError | None:
+    """The `CredentialError` an auth function's exception stands for, or None when it is not a refusal."""
+    if isinstance(error, CredentialError):
+        return error
+    if isinstance(error, CredentialRefusal) and isinstance(error.www_authenticate, str):
+        return CredentialError(str(error), www_authenticate=error.www_authenticate)
+    return None
 
 
 def bearer_passthrough() -> AuthFunc:

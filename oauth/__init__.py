@@ -9,7 +9,7 @@ from __future__ import annotations
 from oauth.app import OAuthServer
 from oauth.cimd import ClientDocuments
 from oauth.config import OAuthConfig, PreregisteredClient
-from oauth.errors import ConfigError, LoginError, OAuthError, ProtocolError, StoreError
+from oauth.errors import ConfigError, LoginError, OAuthError, ProtocolError, StoreError, TokenError
 from oauth.grants import Principal
 from oauth.login import ApiKeyLogin, Login, SessionLogin, bearer_headers
 from oauth.store import TokenStore, open_store
@@ -30,6 +30,7 @@ __all__ = [
     "SessionLogin",
     "SqliteStore",
     "StoreError",
+    "TokenError",
     "TokenStore",
     "bearer_headers",
     "open_store",

@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from oauth.errors import StoreError
 
-__all__ = ["Sealer", "new_token", "token_hash"]
+__all__ = ["Sealer", "derive_key", "new_token", "token_hash"]
 
 
 def new_token() -> str:
@@ -28,7 +28,8 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def _derive(secret_key: bytes, purpose: bytes) -> bytes:
+def derive_key(secret_key: bytes, purpose: bytes) -> bytes:
+    """A 32-byte key for one purpose, derived from the server's secret key (HKDF, RFC 5869)."""
     return HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"mcp-gateway oauth " + purpose).derive(
         secret_key
     )
@@ -41,8 +42,8 @@ class Sealer:
     """
 
     def __init__(self, secret_key: bytes) -> None:
-        self._fernet = Fernet(base64.urlsafe_b64encode(_derive(secret_key, b"credentials")))
-        self._mac_key = _derive(secret_key, b"forms")
+        self._fernet = Fernet(base64.urlsafe_b64encode(derive_key(secret_key, b"credentials")))
+        self._mac_key = derive_key(secret_key, b"forms")
 
     def seal(self, headers: Mapping[str, str]) -> str:
         """The REST headers, encrypted and authenticated, as text to store."""

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from oauth.config import Network
 from oauth.errors import ProtocolError
 
-__all__ = ["NO_STORE", "error_response", "json_response", "read_form", "read_json", "single_values"]
+__all__ = [
+    "NO_STORE",
+    "client_address",
+    "error_response",
+    "json_response",
+    "rate_key",
+    "read_form",
+    "read_json",
+    "single_values",
+]
 
 NO_STORE: Final = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 """RFC 6749 §5.1: responses carrying tokens or credentials are never cached."""
@@ -76,4 +87,45 @@ def error_response(error: ProtocolError, *, basic_challenge: bool = False) -> JS
     response = json_response(error.body(), status=error.status)
     if error.status == 401 and basic_challenge:
         response.headers["WWW-Authenticate"] = 'Basic realm="oauth"'
+    if error.retry_after is not None:
+        response.headers["Retry-After"] = str(error.retry_after)
     return response
+
+
+def _parsed(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        return ipaddress.ip_address(text.strip().strip("[]"))
+    except ValueError:
+        return None
+
+
+def client_address(request: Request, trusted_proxies: Sequence[Network]) -> str:
+    """The address a request comes from, for rate limits: the connection's peer, or, when the peer is one of
+    `trusted_proxies`, the nearest address in `X-Forwarded-For` that is not a trusted proxy.
+
+    Each proxy appends the address it was connected from, so the entries right of the client are the proxies'
+    own; anything left of the first untrusted entry is what the client claimed and is never read.
+    """
+    peer = request.client.host if request.client else "unknown"
+    address = _parsed(peer)
+    if address is None or not any(address in network for network in trusted_proxies):
+        return peer
+    hops = [hop.strip() for value in request.headers.getlist("x-forwarded-for") for hop in value.split(",")]
+    hops = [hop for hop in hops if hop]
+    for hop in reversed(hops):
+        forwarded = _parsed(hop)
+        if forwarded is None or not any(forwarded in network for network in trusted_proxies):
+            return str(forwarded) if forwarded is not None else hop
+    # Every hop is a trusted address: the first of them is where the request started.
+    return hops[0] if hops else peer
+
+
+def rate_key(address: str) -> str:
+    """The key a client address is counted under: the address, or for IPv6 its /64, which one subscriber gets
+    whole (RFC 6177), so that walking through it does not escape the limit."""
+    parsed = _parsed(address)
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network(f"{parsed}/64", strict=False))
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        return str(parsed.ipv4_mapped)
+    return address

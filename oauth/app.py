@@ -10,13 +10,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from oauth._crypto import Sealer
+from oauth._crypto import Sealer, derive_key
 from oauth.authorize import Authorization
 from oauth.cimd import ClientDocuments
 from oauth.clients import ClientRegistry
 from oauth.config import OAuthConfig
 from oauth.grants import Grants
-from oauth.login import Login
+from oauth.login import ApiKeyLogin, Login
 from oauth.metadata import resource_metadata, resource_metadata_paths, server_metadata, server_metadata_paths
 from oauth.registration import RegistrationEndpoint
 from oauth.resource import ResourceGuard
@@ -80,6 +80,8 @@ class OAuthServer:
         self.documents = documents if documents is not None else ClientDocuments(clock=clock)
         self.metadata = server_metadata(config)
         sealer = Sealer(config.secret_key)
+        if isinstance(login, ApiKeyLogin) and not login.keyed:
+            login = login.with_subject_key(derive_key(config.secret_key, b"subjects"))
         self.clients = ClientRegistry(
             config, self.store, documents=self.documents, server_metadata=self.metadata, clock=clock
         )

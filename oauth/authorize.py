@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -21,7 +20,7 @@ from starlette.responses import RedirectResponse, Response
 
 from oauth import _authlib, pages
 from oauth._crypto import Sealer, new_token, token_hash
-from oauth._http import read_form, single_values
+from oauth._http import client_address, rate_key, read_form, single_values
 from oauth.clients import Client, ClientRegistry
 from oauth.config import OAuthConfig
 from oauth.errors import ErrorCode, LoginError, ProtocolError
@@ -79,6 +78,20 @@ class Authorization:
         client_id = params.get("client_id")
         if not client_id:
             return pages.error_page("The app sent an incomplete request", f"client_id is missing. {_START_AGAIN}")
+        # Each login started is a pending request in the store (and perhaps a metadata document fetched):
+        # counted per address before anything is looked up, so one address cannot fill the store.
+        address = client_address(request, self.config.proxy_networks)
+        limit = self.config.pending_logins_per_address
+        started = await self.store.count(f"logins:{rate_key(address)}", window=self.config.login_ttl)
+        if started > limit:
+            if started == limit + 1:
+                logger.warning("refused logins from %s: more than %d in %d s", address, limit, self.config.login_ttl)
+            minutes = max(1, int(self.config.login_ttl // 60))
+            return pages.error_page(
+                "Too many logins",
+                f"Too many logins were started from this address. Wait {minutes} minutes.",
+                status=429,
+            )
         try:
             client = await self.clients.find(client_id)
         except ProtocolError as error:
@@ -88,6 +101,13 @@ class Authorization:
                 "Unknown app", f"No app with client_id {client_id!r} is registered here. {_START_AGAIN}"
             )
         redirect_uri = client.redirect_uri(params.get("redirect_uri"))
+        if redirect_uri is None and "redirect_uri" not in params:
+            # OAuth 2.1 §4.1.1: redirect_uri may be left out only when the client registered exactly one.
+            return pages.error_page(
+                "The app did not say where to return",
+                f"The app registered {len(client.redirect_uris)} redirect addresses and sent no redirect_uri to "
+                f"choose one, so the login stops here. {_START_AGAIN}",
+            )
         if redirect_uri is None:
             return pages.error_page(
                 "The app's redirect address is not registered",
@@ -193,13 +213,12 @@ class Authorization:
         )
 
     def _consent(self, client: Client, record: dict[str, Any], user: str, request_id: str, csrf: str) -> Response:
-        scopes: Sequence[str] = record["scopes"]
         return pages.consent_page(
             resource_name=self.config.resource_name,
             client=client,
             redirect_uri=record["redirect_uri"],
             user_name=user,
-            scopes=scopes,
+            credential=self.login.key_label if isinstance(self.login, ApiKeyLogin) else "account",
             action=self.consent_action,
             request_id=request_id,
             csrf=csrf,
@@ -252,8 +271,8 @@ class Authorization:
             return self._consent(client, record, record["principal"]["name"], request_id, csrf)
         # Every key checked counts, before it is checked: against this login (a few tries at a typo) and against
         # the address it comes from (a new login costs nothing, so only that limits guessing).
-        address = request.client.host if request.client else "unknown"
-        from_address = await self.store.count(f"address:{address}", window=_ADDRESS_WINDOW)
+        address = client_address(request, self.config.proxy_networks)
+        from_address = await self.store.count(f"address:{rate_key(address)}", window=_ADDRESS_WINDOW)
         if from_address > _MAX_ADDRESS_ATTEMPTS:
             logger.warning("refused an API key from %s: %d keys in %d s", address, from_address, _ADDRESS_WINDOW)
             minutes = int(_ADDRESS_WINDOW // 60)

@@ -5,17 +5,23 @@ address the name resolves to must be public (no private, loopback, link-local, s
 address), the connection goes to the address that was checked (no second DNS lookup to rebind), redirects are
 not followed, and the response is capped in size and time. Documents are cached (draft-ietf-oauth-client-id-
 metadata-document §4.3: honour HTTP caching, within bounds).
+
+A fetch that fails says only that the document could not be fetched: which of resolving, connecting, TLS,
+waiting or the HTTP status failed would turn the server into a probe of other hosts' ports, so that detail
+goes to the operator's log alone. Failures are remembered for a minute, and fetches are limited per host and
+overall, so a visitor cannot make the server knock on many doors quickly.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import logging
 import re
 import socket
 import ssl
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -28,6 +34,8 @@ from oauth.store import Clock
 
 __all__ = ["Address", "ClientDocuments", "Resolver", "is_client_id_url", "is_public_address"]
 
+logger = logging.getLogger(__name__)
+
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[Address]]]
 """Resolves a host name and port to the addresses to connect to."""
@@ -36,6 +44,23 @@ _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*(\d+)", re.IGNORECASE)
 _DEFAULT_TTL: Final = 300.0
 _MIN_TTL: Final = 60.0
 _MAX_TTL: Final = 24 * 3600.0
+#: How long a failed fetch is remembered (and answered without fetching again).
+_FAILURE_TTL: Final = 60.0
+#: Fetches allowed per host, and overall, within `_FETCH_WINDOW` seconds.
+_FETCHES_PER_HOST: Final = 10
+_FETCHES: Final = 100
+_FETCH_WINDOW: Final = 60.0
+
+
+class _Unreachable(Exception):
+    """The document could not be fetched; the message is the operator's detail, never shown to the visitor."""
+
+
+def _unreachable(url: str) -> ClientDocumentError:
+    return ClientDocumentError(
+        f"the client metadata document at {url!r} could not be fetched; the app's developer must serve it over "
+        "https from a public address, answering 200"
+    )
 
 
 def is_client_id_url(client_id: str) -> bool:
@@ -102,31 +127,63 @@ class ClientDocuments:
         self._resolve = resolve or _resolve
         self._allow_address = allow_address
         self._clock = clock or time.time
-        self._cache: OrderedDict[str, tuple[float, dict[str, Any]]] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[float, dict[str, Any] | ClientDocumentError]] = OrderedDict()
+        self._fetched: OrderedDict[str, deque[float]] = OrderedDict()
         self._http = httpx2.AsyncClient(
             verify=ssl_context if ssl_context is not None else True, follow_redirects=False, trust_env=False
         )
 
     async def fetch(self, url: str) -> dict[str, Any]:
         """The metadata document at `url` (cached), checked to be a JSON object no larger than `max_bytes`."""
+        now = self._clock()
         cached = self._cache.get(url)
-        if cached is not None and cached[0] > self._clock():
+        if cached is not None and cached[0] > now:
             self._cache.move_to_end(url)
+            if isinstance(cached[1], ClientDocumentError):
+                raise ClientDocumentError(cached[1].description)
             return cached[1]
         if not is_client_id_url(url):
             raise ClientDocumentError(f"client_id {url!r} is not an https URL with a path")
+        host = urlsplit(url).hostname or ""
+        if not self._may_fetch(host, now):
+            logger.warning("not fetching the client metadata document %s: too many fetches in a minute", url)
+            raise ClientDocumentError(
+                f"too many client metadata documents were fetched from {host!r} just now; try again in a minute"
+            )
         try:
             with anyio.fail_after(self.timeout):
                 document, ttl = await self._download(url)
-        except TimeoutError:
-            raise ClientDocumentError(
-                f"the client metadata document at {url!r} did not arrive within {self.timeout:g} s"
-            ) from None
+        except (TimeoutError, _Unreachable) as failure:
+            detail = str(failure) or f"it did not arrive within {self.timeout:g} s"
+            logger.warning("the client metadata document %s could not be fetched: %s", url, detail)
+            self._remember(url, _unreachable(url), _FAILURE_TTL)
+            raise _unreachable(url) from None
+        except ClientDocumentError as error:
+            self._remember(url, error, _FAILURE_TTL)
+            raise
+        self._remember(url, document, ttl)
+        return document
+
+    def _remember(self, url: str, outcome: dict[str, Any] | ClientDocumentError, ttl: float) -> None:
         if ttl > 0:
-            self._cache[url] = (self._clock() + ttl, document)
+            self._cache[url] = (self._clock() + ttl, outcome)
+            self._cache.move_to_end(url)
             while len(self._cache) > self.max_entries:
                 self._cache.popitem(last=False)
-        return document
+
+    def _may_fetch(self, host: str, now: float) -> bool:
+        """Count a fetch from `host`, unless the host's or the overall budget for the window is spent."""
+        since = now - _FETCH_WINDOW
+        for times in self._fetched.values():
+            while times and times[0] <= since:
+                times.popleft()
+        for empty in [name for name, times in self._fetched.items() if not times]:
+            del self._fetched[empty]
+        times = self._fetched.setdefault(host, deque())
+        if len(times) >= _FETCHES_PER_HOST or sum(map(len, self._fetched.values())) >= _FETCHES:
+            return False
+        times.append(now)
+        return True
 
     async def aclose(self) -> None:
         """Close the connections; the fetcher is not used afterwards."""
@@ -138,13 +195,10 @@ class ClientDocuments:
         try:
             addresses = await self._resolve(host, port)
         except OSError as error:
-            raise ClientDocumentError(f"the host of client_id {url!r} does not resolve: {error}") from None
+            raise _Unreachable(f"the host does not resolve: {error}") from None
         refused = [str(address) for address in addresses if not self._allow_address(address)]
         if refused or not addresses:
-            raise ClientDocumentError(
-                f"client_id {url!r} resolves to {', '.join(refused) or 'no address'}, which is not a public "
-                "address; host the client metadata document on the public internet"
-            )
+            raise _Unreachable(f"it resolves to {', '.join(refused) or 'no address'}, which is not a public address")
         address = addresses[0]
         literal = f"[{address}]" if address.version == 6 else str(address)
         target = parts._replace(netloc=f"{literal}:{port}").geturl()
@@ -153,9 +207,7 @@ class ClientDocuments:
             # Connect to the checked address; TLS still verifies the certificate against the host name (SNI).
             async with self._http.stream("GET", target, headers=headers, extensions={"sni_hostname": host}) as response:
                 if response.status_code != 200:
-                    raise ClientDocumentError(
-                        f"fetching the client metadata document {url!r} gave HTTP {response.status_code}, not 200"
-                    )
+                    raise _Unreachable(f"the server answered HTTP {response.status_code}, not 200")
                 body = bytearray()
                 async for chunk in response.aiter_bytes():
                     body.extend(chunk)
@@ -165,9 +217,7 @@ class ClientDocuments:
                         )
                 cache_control = response.headers.get("cache-control", "")
         except httpx2.HTTPError as error:
-            raise ClientDocumentError(
-                f"the client metadata document at {url!r} could not be fetched: {error}"
-            ) from None
+            raise _Unreachable(f"{type(error).__name__}: {error}") from None
         try:
             document = json.loads(bytes(body))
         except ValueError:

@@ -1,15 +1,19 @@
 """Clients: registered dynamically (RFC 7591), named by a Client ID Metadata Document URL, or configured.
 
 `ClientRegistry.find` looks a client_id up in that order: configured clients, then (for an https URL) the
-metadata document it names, then the store of registered clients. Redirect URIs are checked the same way for
-all three: https anywhere, plain http on loopback only, private-use schemes for native apps, and never
-`javascript:`, `data:` or the like.
+metadata document it names, then the store of registered clients. A registration costs nothing to send, so
+the store is guarded: registrations per address are limited, a new client is kept only until
+`unused_client_ttl` unless it gets tokens, and at most `max_unused_clients` such clients are kept at once.
+
+Redirect URIs are checked the same way for all three: https anywhere, plain http on loopback only,
+private-use schemes for native apps, and never `javascript:`, `data:` or the like.
 """
 
 from __future__ import annotations
 
 import base64
 import hmac
+import logging
 import re
 import time
 from collections.abc import Mapping
@@ -19,12 +23,15 @@ from urllib.parse import unquote, urlsplit
 
 from oauth import _authlib
 from oauth._crypto import new_token, token_hash
+from oauth._http import rate_key
 from oauth.cimd import ClientDocuments, is_client_id_url
 from oauth.config import LOOPBACK_NAMES, OAuthConfig
 from oauth.errors import ProtocolError
 from oauth.store import Clock, TokenStore
 
 __all__ = ["AUTH_METHODS", "Client", "ClientRegistry", "TokenAuthMethod", "redirect_uri_problem"]
+
+logger = logging.getLogger(__name__)
 
 TokenAuthMethod = Literal["none", "client_secret_basic", "client_secret_post"]
 AUTH_METHODS: Final[tuple[TokenAuthMethod, ...]] = ("none", "client_secret_basic", "client_secret_post")
@@ -37,7 +44,9 @@ _FORBIDDEN_SCHEMES: Final = frozenset(
     {"javascript", "data", "vbscript", "file", "blob", "about", "filesystem", "ftp", "ws", "wss", "mailto", "tel"}
 )
 _SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
+#: How long a registered client that has had tokens is kept after it last had some.
 _REGISTRATION_TTL: Final = 365 * 24 * 3600.0
+_REGISTRATION_WINDOW: Final = 3600.0
 _MAX_REDIRECT_URIS: Final = 20
 
 
@@ -151,6 +160,13 @@ class Client:
             return requested
         return None
 
+    def accepts(self, method: TokenAuthMethod) -> bool:
+        """Whether the client may authenticate with `method`: the one it registered; a configured client with a
+        secret may send it either way (`PreregisteredClient`)."""
+        if self.source == "configured" and self.auth_method != "none":
+            return method != "none"
+        return method == self.auth_method
+
     def secret_matches(self, secret: str | None) -> bool:
         """Whether `secret` is this confidential client's secret; always False for a public client."""
         if self.secret_hash is None or not secret:
@@ -220,8 +236,22 @@ class ClientRegistry:
                 return None
             document = await self.documents.fetch(client_id)
             return self._document_client(client_id, document)
-        record = await self.store.get("client", token_hash(client_id))
+        key = token_hash(client_id)
+        record = await self.store.get("client", key) or await self.store.get("new-client", key)
         return Client.from_record(record) if record is not None else None
+
+    async def mark_used(self, client: Client) -> None:
+        """Keep a registered client that has just had tokens for `_REGISTRATION_TTL` more: a new one stops
+        counting against `max_unused_clients`."""
+        if client.source != "registered":
+            return
+        key, expires_at = token_hash(client.client_id), self._clock() + _REGISTRATION_TTL
+        if await self.store.extend("client", key, expires_at=expires_at):
+            return
+        record = await self.store.get("new-client", key)
+        if record is not None:
+            await self.store.put("client", key, record, expires_at=expires_at)
+            await self.store.delete("new-client", key)
 
     def _document_client(self, url: str, document: Mapping[str, Any]) -> Client:
         # draft-ietf-oauth-client-id-metadata-document §4.1: the document's client_id is the URL it was fetched from.
@@ -279,11 +309,25 @@ class ClientRegistry:
             raise ProtocolError(code, "client_name must be a string of at most 200 characters")
         return checked
 
-    async def register(self, metadata: Mapping[str, Any]) -> dict[str, Any]:
-        """Register a client (RFC 7591 §3.1) and return the client information response (§3.2.1).
+    async def register(self, metadata: Mapping[str, Any], *, address: str) -> dict[str, Any]:
+        """Register a client (RFC 7591 §3.1) for a request from `address`; the client information (§3.2.1).
 
         A client that asks for `none` gets no secret; any other method gets one, returned once and stored hashed.
+        ProtocolError `temporarily_unavailable`: 429 when `address` registered too many clients this hour, 503
+        when too many clients were registered and never used.
         """
+        limit = self.config.registrations_per_address
+        sent = await self.store.count(f"register:{rate_key(address)}", window=_REGISTRATION_WINDOW)
+        if sent > limit:
+            if sent == limit + 1:
+                logger.warning("refused registrations from %s: more than %d in an hour", address, limit)
+            raise ProtocolError(
+                "temporarily_unavailable",
+                f"this address registered {limit} clients within the hour, the most allowed; reuse a client_id "
+                "registered already, or try again in an hour",
+                status=429,
+                retry_after=int(_REGISTRATION_WINDOW),
+            )
         if not isinstance(metadata, Mapping):
             raise ProtocolError("invalid_client_metadata", "the registration request must be a JSON object")
         checked = self._checked_metadata(metadata, code="invalid_client_metadata")
@@ -297,8 +341,17 @@ class ClientRegistry:
             auth_method=method,
             secret_hash=token_hash(secret) if secret else None,
         )
-        now = self._clock()
-        await self.store.put("client", token_hash(client_id), client.to_record(), expires_at=now + _REGISTRATION_TTL)
+        now, most = self._clock(), self.config.max_unused_clients
+        expires_at = now + self.config.unused_client_ttl
+        if not await self.store.put_capped(
+            "new-client", token_hash(client_id), client.to_record(), expires_at=expires_at, limit=most
+        ):
+            logger.warning("refused a registration: %d registered clients have had no token yet", most)
+            raise ProtocolError(
+                "temporarily_unavailable",
+                f"registration is closed for now: {most} registered clients have not been used yet; try again later",
+                retry_after=int(min(self.config.unused_client_ttl, _REGISTRATION_WINDOW)),
+            )
         response: dict[str, Any] = {
             **checked,
             "client_id": client_id,
@@ -312,14 +365,24 @@ class ClientRegistry:
         return response
 
     async def authenticate(self, form: Mapping[str, str], authorization: str | None) -> Client:
-        """The client a token or revocation request comes from, authenticated (RFC 6749 §2.3, OAuth 2.1 §2.4).
+        """The client a token or revocation request comes from, authenticated (RFC 6749 §2.3, OAuth 2.1 §2.4)
+        the one way it registered (`token_endpoint_auth_method`).
 
-        ProtocolError `invalid_client` (401) when the client is unknown or its credentials are wrong: an MCP
-        client that gets it registers again.
+        ProtocolError `invalid_request` (400) when the request authenticates two ways at once (RFC 6749 §2.3:
+        "MUST NOT use more than one authentication method in each request"); `invalid_client` (401) when the
+        client is unknown, uses another method than its own or sends a wrong secret: an MCP client that gets
+        it registers again.
         """
         client_id, secret = form.get("client_id"), form.get("client_secret")
+        used: TokenAuthMethod = "client_secret_post" if secret else "none"
         basic = authorization is not None and authorization[:6].lower() == "basic "
         if basic and authorization is not None:
+            if "client_secret" in form:
+                raise ProtocolError(
+                    "invalid_request",
+                    "the request authenticates the client twice (HTTP Basic and client_secret in the body); "
+                    "use one method only, the one the client registered",
+                )
             try:
                 decoded = base64.b64decode(authorization[6:].strip(), validate=True).decode()
                 user, _, password = decoded.partition(":")
@@ -331,7 +394,7 @@ class ClientRegistry:
             basic_id, secret = unquote(user.replace("+", " ")), unquote(password.replace("+", " "))
             if client_id is not None and client_id != basic_id:
                 raise ProtocolError("invalid_client", "client_id in the body differs from the Basic credentials")
-            client_id = basic_id
+            client_id, used = basic_id, "client_secret_basic"
         if not client_id:
             raise ProtocolError("invalid_client", "the request names no client: send client_id")
         try:
@@ -344,7 +407,27 @@ class ClientRegistry:
                 f"unknown client_id {client_id!r}; register the client again at the registration endpoint",
             )
         if client.auth_method == "none":
+            if secret:
+                raise ProtocolError(
+                    "invalid_client",
+                    f"client {client_id!r} is a public client (token_endpoint_auth_method 'none'); send no secret",
+                )
             return client
+        if not client.accepts(used):
+            raise ProtocolError("invalid_client", f"client {client_id!r} {_HOW_TO_AUTHENTICATE[client.auth_method]}")
         if not client.secret_matches(secret):
             raise ProtocolError("invalid_client", f"client {client_id!r} must authenticate with its client_secret")
         return client
+
+
+_HOW_TO_AUTHENTICATE: Final[dict[TokenAuthMethod, str]] = {
+    "none": "is a public client; send no secret",
+    "client_secret_basic": (
+        "registered token_endpoint_auth_method 'client_secret_basic': send its id and secret in the "
+        "Authorization header (HTTP Basic), not in the body"
+    ),
+    "client_secret_post": (
+        "registered token_endpoint_auth_method 'client_secret_post': send client_id and client_secret in the "
+        "body, not in an Authorization header"
+    ),
+}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from typing import Final
@@ -9,10 +10,12 @@ from urllib.parse import urlsplit
 
 from oauth.errors import ConfigError
 
-__all__ = ["LOOPBACK_NAMES", "OAuthConfig", "PreregisteredClient", "is_loopback_url"]
+__all__ = ["LOOPBACK_NAMES", "Network", "OAuthConfig", "PreregisteredClient", "is_loopback_url"]
 
 LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 """Host names that only reach this machine: the one place plain `http:` is allowed (OAuth 2.1 §1.5, RFC 8252 §7.3)."""
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 # RFC 6749 §3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E )
 _SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]+$")
@@ -77,6 +80,15 @@ class OAuthConfig:
     Lifetimes are seconds. `scopes` are the scopes the server knows (RFC 6749 §3.3); a request for others is
     trimmed to these, never refused. `login` names the login page: `api_key` asks for the key the user has
     for the REST API; `session` uses the host app's own login (see `oauth.login.SessionLogin`).
+
+    Limits per client address keep one address from filling the store: `registrations_per_address` dynamic
+    registrations an hour, `pending_logins_per_address` logins started per `login_ttl`. A registered client
+    that gets no token within `unused_client_ttl` is forgotten, and at most `max_unused_clients` such clients
+    are kept at once. The address is the connection's peer as the ASGI server reports it; behind a reverse
+    proxy, name the proxy in `trusted_proxies` (addresses or networks, e.g. "10.0.0.0/8") so that its
+    `X-Forwarded-For` is read. Without it forwarded headers are never trusted, and every client behind the
+    proxy shares its limits. (A server that already takes the address from trusted proxies, as
+    `mcp-gateway serve --trusted-proxy` has uvicorn do, needs nothing here.)
     """
 
     issuer: str
@@ -91,6 +103,11 @@ class OAuthConfig:
     clients: tuple[PreregisteredClient, ...] = ()
     dynamic_registration: bool = True
     client_metadata_documents: bool = True
+    trusted_proxies: tuple[str, ...] = ()
+    registrations_per_address: int = 60
+    pending_logins_per_address: int = 100
+    max_unused_clients: int = 10_000
+    unused_client_ttl: float = 24 * 3600.0
 
     def __post_init__(self) -> None:
         _check_base_url("issuer", self.issuer)
@@ -106,18 +123,38 @@ class OAuthConfig:
                 raise ConfigError(
                     f"scope {scope!r} is not an RFC 6749 scope token (printable ASCII, no space or quote)"
                 )
-        for name in ("access_token_ttl", "refresh_token_ttl", "code_ttl", "login_ttl"):
+        for name in ("access_token_ttl", "refresh_token_ttl", "code_ttl", "login_ttl", "unused_client_ttl"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or value <= 0:
                 raise ConfigError(f"{name} must be a positive number of seconds, got {value!r}")
         if self.code_ttl > 600:
             # RFC 6749 §4.1.2: a maximum authorization code lifetime of 10 minutes is RECOMMENDED.
             raise ConfigError(f"code_ttl must be at most 600 seconds, got {self.code_ttl!r}")
+        for name in ("registrations_per_address", "pending_logins_per_address", "max_unused_clients"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if isinstance(self.trusted_proxies, str):
+            raise ConfigError(f"trusted_proxies must be a tuple of addresses, got the string {self.trusted_proxies!r}")
+        self.proxy_networks  # noqa: B018 - raises ConfigError for an entry that is not an address or network
         seen: set[str] = set()
         for client in self.clients:
             if client.client_id in seen:
                 raise ConfigError(f"client_id {client.client_id!r} is configured twice; client ids are unique")
             seen.add(client.client_id)
+
+    @property
+    def proxy_networks(self) -> tuple[Network, ...]:
+        """`trusted_proxies` as networks (an address is a network of one)."""
+        networks = []
+        for entry in self.trusted_proxies:
+            try:
+                networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+            except (ValueError, AttributeError):
+                raise ConfigError(
+                    f"trusted_proxies: {entry!r} is not an IP address or network; give e.g. 10.0.0.7 or 10.0.0.0/8"
+                ) from None
+        return tuple(networks)
 
     @property
     def secure_cookies(self) -> bool:

@@ -5,14 +5,24 @@ OAuthError
 ├── StoreError         the token store failed or holds a record this version cannot read
 ├── ProtocolError      a request broke OAuth; answered with the RFC 6749 §5.2 error `code` and `description`
 │   └── ClientDocumentError   a Client ID Metadata Document could not be fetched or is not acceptable
-└── LoginError         the person at the login page could not be logged in (shown on the page)
+├── LoginError         the person at the login page could not be logged in (shown on the page)
+└── TokenError         an MCP request's access token is missing or not valid (answered 401 with `www_authenticate`)
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["ClientDocumentError", "ConfigError", "ErrorCode", "LoginError", "OAuthError", "ProtocolError", "StoreError"]
+__all__ = [
+    "ClientDocumentError",
+    "ConfigError",
+    "ErrorCode",
+    "LoginError",
+    "OAuthError",
+    "ProtocolError",
+    "StoreError",
+    "TokenError",
+]
 
 ErrorCode = Literal[
     "invalid_request",
@@ -28,10 +38,11 @@ ErrorCode = Literal[
     "invalid_redirect_uri",
     "invalid_client_metadata",
     "server_error",
+    "temporarily_unavailable",
 ]
 """The error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 7009 §2.2.1, RFC 7591 §3.2.2 and RFC 8707 §2."""
 
-_STATUS: dict[str, int] = {"invalid_client": 401, "server_error": 500}
+_STATUS: dict[str, int] = {"invalid_client": 401, "server_error": 500, "temporarily_unavailable": 503}
 
 
 class OAuthError(Exception):
@@ -50,14 +61,18 @@ class ProtocolError(OAuthError):
     """A request broke the protocol; `code` is the spec's error code, the message its `error_description`.
 
     `status` is the HTTP status of a JSON error response: 401 for `invalid_client` (RFC 6749 §5.2: then the
-    client registers again), 500 for `server_error`, 400 otherwise.
+    client registers again), 500 for `server_error`, 503 for `temporarily_unavailable` (429 when the caller
+    sent too many requests), 400 otherwise. `retry_after` (seconds) becomes a Retry-After header.
     """
 
-    def __init__(self, code: ErrorCode, description: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, code: ErrorCode, description: str, *, status: int | None = None, retry_after: int | None = None
+    ) -> None:
         super().__init__(description)
         self.code: ErrorCode = code
         self.description = description
         self.status = status if status is not None else _STATUS.get(code, 400)
+        self.retry_after = retry_after
 
     def body(self) -> dict[str, str]:
         """The JSON error response body (RFC 6749 §5.2)."""
@@ -73,3 +88,18 @@ class ClientDocumentError(ProtocolError):
 
 class LoginError(OAuthError):
     """The login failed; the message is shown on the login page and says what to do."""
+
+
+class TokenError(OAuthError):
+    """The access token of an MCP request is missing, or not one this server issued for this resource.
+
+    Answered with HTTP 401 and `www_authenticate`, the RFC 6750 §3 challenge that tells the client where to
+    log in. Whatever serves the MCP endpoint turns it into its own refusal (the gateway takes any exception
+    with a `www_authenticate` string as one), so this package needs nothing from the gateway.
+    """
+
+    status = 401
+
+    def __init__(self, message: str, *, www_authenticate: str) -> None:
+        super().__init__(message)
+        self.www_authenticate = www_authenticate

@@ -7,8 +7,9 @@ the app's login page)? `check_key(key)`: whose REST credentials is this pasted A
 
 from __future__ import annotations
 
-import hashlib
+import hmac
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
@@ -65,7 +66,12 @@ class Login(Protocol):
 class ApiKeyLogin:
     """The built-in login: the person pastes the API key they use with the REST API, and the server checks it
     with the API's "who am I" operation before issuing anything. `headers(key)` turns the key into REST
-    headers (default `Authorization: Bearer <key>`); `key_label` names the key on the page."""
+    headers (default `Authorization: Bearer <key>`); `key_label` names the key on the page.
+
+    When the API's user has no id, the subject is derived from the key with HMAC-SHA256 under `subject_key`
+    (never a bare hash, which would let anyone holding a leaked store test guesses at the key offline).
+    `OAuthServer` supplies a key derived from its secret; without one, a random key per process is used.
+    """
 
     def __init__(
         self,
@@ -73,10 +79,17 @@ class ApiKeyLogin:
         *,
         headers: Callable[[str], Mapping[str, str]] = bearer_headers,
         key_label: str = "API key",
+        subject_key: bytes | None = None,
     ) -> None:
         self._whoami = whoami
         self._headers = headers
         self.key_label = key_label
+        self.keyed = subject_key is not None
+        self._subject_key = subject_key if subject_key is not None else secrets.token_bytes(32)
+
+    def with_subject_key(self, subject_key: bytes) -> ApiKeyLogin:
+        """This login, deriving the subjects of users without an id with `subject_key`."""
+        return ApiKeyLogin(self._whoami, headers=self._headers, key_label=self.key_label, subject_key=subject_key)
 
     async def current(self, request: Request) -> Principal | Response | None:
         """None: this login always asks for the key."""
@@ -102,7 +115,7 @@ class ApiKeyLogin:
             # Boundary: the API failing is not the person's fault; say so and log the cause.
             logger.exception("checking an API key with the whoami operation failed")
             raise LoginError("The key could not be checked because the API failed. Try again in a minute.") from None
-        subject = _field(user, _ID_FIELDS) or "key-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+        subject = _field(user, _ID_FIELDS) or "key-" + hmac.digest(self._subject_key, key.encode(), "sha256").hex()[:32]
         return Principal(subject=subject, name=_field(user, _NAME_FIELDS) or subject, credentials=headers)
 
 

@@ -10,7 +10,6 @@ which the post redirects to).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
 from html import escape
 from typing import Final
 from urllib.parse import urlsplit
@@ -37,7 +36,6 @@ button.primary { background: #1f6feb; border-color: #1f6feb; color: #fff; }
 .actions { display: flex; gap: .75rem; flex-wrap: wrap; }
 .error { border-left: 4px solid #d1242f; padding: .5rem .75rem; background: rgba(209, 36, 47, .08); }
 .note { font-size: .9rem; opacity: .8; }
-ul { padding-left: 1.2rem; }
 form { margin-bottom: 1.25rem; }
 """
 
@@ -131,17 +129,21 @@ def consent_page(
     client: Client,
     redirect_uri: str,
     user_name: str,
-    scopes: Sequence[str],
+    credential: str,
     action: str,
     request_id: str,
     csrf: str,
 ) -> HTMLResponse:
-    """The consent form: names the client, where it will be redirected, the user and the scopes."""
-    items = "".join(f"<li>{escape(scope)}</li>" for scope in scopes)
+    """The consent form: names the client, where it will be redirected, the user, and what the access means.
+
+    Said in plain words, not as scope names: the client's calls carry the user's own `credential` (e.g. "API
+    key"), so it can do whatever the user can do with the API.
+    """
     body = (
         f"<h1>Allow access to {escape(resource_name)}?</h1>"
         f"{_client_line(client, redirect_uri)}"
-        f"<p>It will act as <strong>{escape(user_name)}</strong>, with these permissions:</p><ul>{items}</ul>"
+        f"<p>It can use {escape(resource_name)} on your behalf, as <strong>{escape(user_name)}</strong>, with your "
+        f"{escape(credential)}: it can read and change your data as you could yourself.</p>"
         f'<form method="post" action="{escape(action)}">'
         f"{_hidden(request_id=request_id, csrf=csrf)}"
         '<div class="actions">'

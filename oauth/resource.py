@@ -1,14 +1,16 @@
 """The resource server side: the MCP endpoint accepts only this server's access tokens, and each becomes the
 REST headers of the user who logged in. This is the one place the oauth package meets the gateway: the
-gateway's `auth` function (`gateway.credentials.AuthFunc`), which raises the gateway's `CredentialError`.
+gateway's `auth` function (`gateway.credentials.AuthFunc`: a token in, REST headers out). A refused token
+raises this package's own `TokenError`, carrying the WWW-Authenticate challenge, which the gateway answers
+with a 401.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gateway.errors import CredentialError
 from oauth.config import OAuthConfig
+from oauth.errors import TokenError
 from oauth.grants import Grants
 from oauth.metadata import resource_metadata_url
 
@@ -36,16 +38,16 @@ class ResourceGuard:
         return "Bearer " + ", ".join(parts)
 
     async def rest_headers(self, token: str | None) -> Mapping[str, str]:
-        """The gateway's `auth` function: REST headers for a valid token; CredentialError (401) otherwise."""
+        """The gateway's `auth` function: REST headers for a valid token; TokenError (401) otherwise."""
         if not token:
             # RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
-            raise CredentialError(
+            raise TokenError(
                 "this MCP server needs OAuth: connect through the client's OAuth flow",
                 www_authenticate=self.challenge(),
             )
         grant = await self.grants.check_access_token(token)
         if grant is None:
-            raise CredentialError(
+            raise TokenError(
                 "the access token is invalid, expired, revoked or for another resource; refresh it or authorize again",
                 www_authenticate=self.challenge("invalid_token", "the access token is not valid for this resource"),
             )

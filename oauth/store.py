@@ -1,8 +1,10 @@
 """`TokenStore`: where the authorization server keeps clients, logins in progress, codes, grants and tokens.
 
-A store is a small key-value map with expiry and three atomic operations: `claim`, which is what makes codes
+A store is a small key-value map with expiry and four atomic operations: `claim`, which is what makes codes
 single-use and refresh tokens rotate; `extend`, which keeps a grant alive without bringing back one that was
-revoked meanwhile; and `count`, which limits attempts at an API key. Keys of secret-bearing records (codes,
+revoked meanwhile; `count`, which limits attempts per address; and `put_capped`, which keeps at most so many
+records of a kind (clients registered but never used). Expired records are removed by the store, not only
+hidden, so the space they take comes back. Keys of secret-bearing records (codes,
 tokens) are hashes of the secrets (see `oauth._crypto.token_hash`), and the users' REST credentials inside
 grants are sealed, so the store holds nothing directly usable. Implementations: `SqliteStore` (one file, the
 embedded default; several processes on one host may share it) and `RedisStore` (several gateway instances
@@ -19,10 +21,10 @@ from oauth.errors import ConfigError
 
 __all__ = ["Clock", "RecordKind", "TokenStore", "open_store"]
 
-RecordKind = Literal["client", "request", "code", "grant", "access", "refresh", "attempts"]
-"""What a record is: a registered client, a login in progress, an authorization code, a grant (one consent of
-one user to one client: the token family), an access token, a refresh token, or a counter of attempts (which
-only `count` reads and writes)."""
+RecordKind = Literal["client", "new-client", "request", "code", "grant", "access", "refresh", "attempts"]
+"""What a record is: a registered client that has had tokens, one that has not yet (kept with `put_capped`), a
+login in progress, an authorization code, a grant (one consent of one user to one client: the token family),
+an access token, a refresh token, or a counter of attempts (which only `count` reads and writes)."""
 
 Clock = Callable[[], float]
 """Seconds since the epoch; injected so that tests can move time."""
@@ -55,6 +57,13 @@ class TokenStore(Protocol):
 
         Atomic: of any number of concurrent counts, each sees a different number.
         """
+
+    async def put_capped(
+        self, kind: RecordKind, key: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+    ) -> bool:
+        """Store `record` as `put` does, unless `limit` unexpired records of `kind` are stored already; True when
+        it was stored. Atomic: concurrent calls never store more than `limit`. Records of a kind kept this way
+        are written with `put_capped` only (and removed with `delete` or by expiring)."""
 
     async def delete(self, kind: RecordKind, key: str) -> None:
         """Remove the record under the key, if any."""

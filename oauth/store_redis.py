@@ -31,12 +31,30 @@ redis.call('SET', KEYS[1], ARGV[2] .. ' 1', 'PX', ARGV[3])
 return 1
 """
 
+#: KEYS: the record, its claim marker, the kind's index (a sorted set of keys by expiry); ARGV: the record's
+#: value, its TTL in ms, now, its expiry, the limit, its key.
+_PUT_CAPPED = """
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
+if not redis.call('ZSCORE', KEYS[3], ARGV[6]) and redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[5]) then
+    return 0
+end
+redis.call('DEL', KEYS[2])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[6])
+redis.call('PEXPIRE', KEYS[3], ARGV[2], 'GT')
+if redis.call('PTTL', KEYS[3]) < 0 then
+    redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
+return 1
+"""
+
 
 class RedisStore:
     """A `TokenStore` in Redis: one string key per record, expiring with it, under `prefix`.
 
     `claim` is `SET <claim-key> NX`, atomic across every instance that shares the server. Records carry their
-    own expiry too, checked against `clock`, so Redis's TTL only reclaims memory.
+    own expiry too, checked against `clock`, so Redis's TTL only reclaims memory: every key this store writes
+    has one. `put_capped` keeps an index of its kind's keys (a sorted set by expiry) to count them.
     """
 
     def __init__(self, client: redis.Redis, *, prefix: str = "mcp-oauth:", clock: Clock | None = None) -> None:
@@ -54,6 +72,9 @@ class RedisStore:
 
     def _claim_key(self, kind: RecordKind, key: str) -> str:
         return f"{self.prefix}claimed:{kind}:{key}"
+
+    def _index_key(self, kind: RecordKind) -> str:
+        return f"{self.prefix}index:{kind}"
 
     async def put(self, kind: RecordKind, key: str, record: Mapping[str, Any], *, expires_at: float) -> None:
         """See `TokenStore.put`."""
@@ -131,10 +152,31 @@ class RedisStore:
             raise StoreError(f"the Redis token store failed: {error}") from error
         return int(counted)
 
+    async def put_capped(
+        self, kind: RecordKind, key: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+    ) -> bool:
+        """See `TokenStore.put_capped`: one Lua script over the kind's index, so it is atomic."""
+        now = self._clock()
+        ttl_ms = math.ceil((expires_at - now) * 1000)
+        if ttl_ms <= 0:
+            return False
+        value = json.dumps({"expires_at": expires_at, "record": dict(record)})
+        keys = (self._key(kind, key), self._claim_key(kind, key), self._index_key(kind))
+        try:
+            stored = await self.client.eval(
+                _PUT_CAPPED, 3, *keys, value, ttl_ms, repr(now), repr(expires_at), limit, key
+            )
+        except RedisError as error:
+            raise StoreError(f"the Redis token store failed: {error}") from error
+        return bool(stored)
+
     async def delete(self, kind: RecordKind, key: str) -> None:
         """See `TokenStore.delete`."""
         try:
-            await self.client.delete(self._key(kind, key), self._claim_key(kind, key))
+            async with self.client.pipeline(transaction=True) as pipe:
+                pipe.delete(self._key(kind, key), self._claim_key(kind, key))
+                pipe.zrem(self._index_key(kind), key)
+                await pipe.execute()
         except RedisError as error:
             raise StoreError(f"the Redis token store failed: {error}") from error
 

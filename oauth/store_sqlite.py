@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -30,6 +31,7 @@ CREATE TABLE IF NOT EXISTS oauth_records (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS oauth_records_expiry ON oauth_records (expires_at);
 """
+_REPLACE = "INSERT OR REPLACE INTO oauth_records (kind, key, value, expires_at, claimed) VALUES (?, ?, ?, ?, 0)"
 _PURGE_EVERY = 60.0
 #: How long a statement waits for another process's lock before failing.
 _BUSY_SECONDS = 10.0
@@ -40,7 +42,8 @@ class SqliteStore:
 
     WAL journaling lets several processes on one host share the file; `claim` is one conditional UPDATE, so
     it is atomic across them. Calls run in a worker thread, one at a time per store, so the event loop never
-    waits on the disk. Expired rows are purged at most once a minute, on writes.
+    waits on the disk. Expired rows are purged at most once a minute, on writes. A new file is readable by
+    its owner only (0600; SQLite gives its -wal and -shm files the same mode), in folders it creates 0700.
     """
 
     def __init__(self, path: str | Path, *, clock: Clock | None = None) -> None:
@@ -53,7 +56,7 @@ class SqliteStore:
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
             if self.path != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                _create_private(Path(self.path))
             db = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
             _use_wal(db)
             db.execute("PRAGMA synchronous=NORMAL")
@@ -94,14 +97,18 @@ class SqliteStore:
 
         return await anyio.to_thread.run_sync(run)
 
-    async def put(self, kind: RecordKind, key: str, record: Mapping[str, Any], *, expires_at: float) -> None:
-        """See `TokenStore.put`."""
+    async def _purge(self) -> None:
+        """Delete the expired rows, at most once every `_PURGE_EVERY` seconds; every kind of write calls it."""
         now = self._clock()
         if now - self._purged_at > _PURGE_EVERY:
             self._purged_at = now
             await self._run("DELETE FROM oauth_records WHERE expires_at <= ?", now)
+
+    async def put(self, kind: RecordKind, key: str, record: Mapping[str, Any], *, expires_at: float) -> None:
+        """See `TokenStore.put`."""
+        await self._purge()
         await self._run(
-            "INSERT OR REPLACE INTO oauth_records (kind, key, value, expires_at, claimed) VALUES (?, ?, ?, ?, 0)",
+            _REPLACE,
             kind,
             key,
             json.dumps(record),
@@ -142,6 +149,7 @@ class SqliteStore:
     async def count(self, key: str, *, window: float) -> int:
         """See `TokenStore.count`: one upsert in a write transaction, so concurrent counts never see the same
         number."""
+        await self._purge()
         now = self._clock()
         row = await self._one(
             "INSERT INTO oauth_records (kind, key, value, expires_at) VALUES ('attempts', ?, '1', ?) "
@@ -156,6 +164,32 @@ class SqliteStore:
         )
         return int(row[0])
 
+    async def put_capped(
+        self, kind: RecordKind, key: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+    ) -> bool:
+        """See `TokenStore.put_capped`: the count and the insert share one write transaction."""
+        await self._purge()
+        now, value = self._clock(), json.dumps(record)
+
+        def work(db: sqlite3.Connection) -> bool:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                (stored,) = db.execute(
+                    "SELECT count(*) FROM oauth_records WHERE kind = ? AND expires_at > ? AND key != ?",
+                    (kind, now, key),
+                ).fetchone()
+                if stored >= limit:
+                    db.execute("ROLLBACK")
+                    return False
+                db.execute(_REPLACE, (kind, key, value, expires_at))
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return True
+
+        return await self._in_thread(work)
+
     async def delete(self, kind: RecordKind, key: str) -> None:
         """See `TokenStore.delete`."""
         await self._run("DELETE FROM oauth_records WHERE kind = ? AND key = ?", kind, key)
@@ -166,6 +200,18 @@ class SqliteStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+def _create_private(path: Path) -> None:
+    """Create the folders (0700) and the file (0600) of a new store, so that only its owner can read it;
+    existing ones are left as the operator made them."""
+    missing = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
 
 
 def _use_wal(db: sqlite3.Connection) -> None:

@@ -64,4 +64,5 @@ class TokenEndpoint:
                 )
         except ProtocolError as error:
             return error_response(error, basic_challenge=authorization is not None)
+        await self.clients.mark_used(client)
         return json_response(tokens)

@@ -1,4 +1,5 @@
-"""Dependencies point one way: catalog knows no web framework or HTTP client, sandbox no MCP or HTTP."""
+"""Dependencies point one way: catalog knows no web framework or HTTP client, sandbox no MCP or HTTP, and oauth
+plugs into the gateway through the `auth` function alone, importing nothing from it."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ WEB = {"starlette", "fastapi", "uvicorn", "httpx", "httpx2", "httpcore", "reques
 FORBIDDEN = {
     "catalog": WEB | {"gateway", "sandbox", "oauth", "quickjs", "authlib"},
     "sandbox": WEB | {"gateway", "oauth", "authlib"},
-    "oauth": {"sandbox"},
+    "oauth": {"sandbox", "gateway"},
 }
 
 

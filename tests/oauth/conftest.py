@@ -70,6 +70,7 @@ def build_site(
     clock: FakeClock | None = None,
     documents: ClientDocuments | None = None,
     login: Login | None = None,
+    secret: bytes = SECRET,
     **config: Any,
 ) -> Site:
     """The demo shop at `base`: the gateway at /mcp, guarded by an OAuth server with the API-key login."""
@@ -80,7 +81,7 @@ def build_site(
         return await gateways[0].call(headers, "users.get_current_user", {})
 
     clock = clock or FakeClock()
-    settings = OAuthConfig(issuer=base, resource=f"{base}/mcp", secret_key=SECRET, resource_name="Demo shop", **config)
+    settings = OAuthConfig(issuer=base, resource=f"{base}/mcp", secret_key=secret, resource_name="Demo shop", **config)
     login = login or ApiKeyLogin(whoami)
     server = OAuthServer(settings, login=login, store=store, documents=documents, clock=clock)
     host = urlsplit(base).hostname or ""

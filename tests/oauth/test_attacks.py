@@ -40,10 +40,12 @@ async def site_and_web(**options: Any) -> AsyncIterator[tuple[Site, httpx2.Async
             await site.server.aclose()
 
 
-async def register(web: httpx2.AsyncClient, *redirect_uris: str, **extra: Any) -> httpx2.Response:
+async def register(
+    web: httpx2.AsyncClient, *redirect_uris: str, headers: dict[str, str] | None = None, **extra: Any
+) -> httpx2.Response:
     body = {"redirect_uris": list(redirect_uris or [REDIRECT_URI]), "client_name": "Claude", **extra}
     body.setdefault("token_endpoint_auth_method", "none")
-    return await web.post("/register", json=body)
+    return await web.post("/register", json=body, headers=headers)
 
 
 async def client_id(web: httpx2.AsyncClient, *redirect_uris: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import logging
 import socket
 import ssl
 from collections.abc import AsyncIterator
@@ -32,7 +33,7 @@ from gateway.lifespan import app_lifespan
 from oauth.cimd import Address, ClientDocuments, is_client_id_url, is_public_address
 from oauth.errors import ClientDocumentError
 from tests.gateway.conftest import _Uvicorn
-from tests.oauth.conftest import Browser, build_site, query
+from tests.oauth.conftest import Browser, FakeClock, build_site, free_port, query
 from tests.oauth.test_attacks import BASE, authorize_url, exchange, new_verifier
 
 pytestmark = pytest.mark.anyio
@@ -80,6 +81,8 @@ class DocumentServer:
     async def serve(self, request: Request) -> Response:
         name = request.path_params["name"]
         self.hits[name] = self.hits.get(name, 0) + 1
+        if name == "missing.json":
+            return JSONResponse({"detail": "Not Found"}, status_code=404)
         document: dict[str, Any] = {
             "client_id": self.url(name),
             "client_name": "Example Agent",
@@ -94,6 +97,16 @@ class DocumentServer:
             document["padding"] = "x" * 10_000
         elif name == "slow.json":
             await self.release.wait()
+        elif name == "implicit.json":
+            document["response_types"] = ["token"]
+        elif name == "bad-uri.json":
+            document["client_uri"] = "not a url"
+        elif name == "no-redirect.json":
+            document["redirect_uris"] = []
+        elif name == "many.json":
+            document["redirect_uris"] = [f"{CALLBACK}/{n}" for n in range(21)]
+        elif name == "long-name.json":
+            document["client_name"] = "E" * 201
         return JSONResponse(document, headers={"cache-control": "max-age=600"})
 
 
@@ -177,12 +190,106 @@ async def test_a_document_with_another_client_id_a_secret_or_too_many_bytes_is_r
     assert (token.status_code, token.json()["error"]) == (401, "invalid_client")
 
 
-async def test_a_slow_document_is_given_up_on_after_the_time_cap(tmp_path: Path) -> None:
+UNREACHABLE = "could not be fetched; the app's developer must serve it over https from a public address, answering 200"
+
+
+@pytest.mark.parametrize(
+    ("name", "description"),
+    [
+        ("implicit.json", "the field 'response_types' is not acceptable: "),
+        ("bad-uri.json", "the field 'client_uri' is not acceptable: "),
+        ("no-redirect.json", "redirect_uris must list at least one redirect URI"),
+        ("many.json", "redirect_uris lists 21 URIs; at most 20 are allowed"),
+        ("long-name.json", "client_name must be a string of at most 200 characters"),
+    ],
+)
+async def test_a_document_the_client_metadata_rules_refuse_names_its_fault(
+    tmp_path: Path, name: str, description: str
+) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        site = build_site(BASE, documents=fetcher(trust))
+        async with (
+            app_lifespan(site.app),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+        ):
+            page = await web.get(authorize_url(documents.url(name), new_verifier(), redirect_uri=CALLBACK))
+            token = await exchange(web, documents.url(name), "code", new_verifier(), redirect_uri=CALLBACK)
+        await site.server.aclose()
+    assert page.status_code == 400 and "location" not in page.headers
+    assert "This app could not be identified" in page.text
+    assert description.replace("'", "&#x27;") in page.text
+    assert (token.status_code, token.json()["error"]) == (401, "invalid_client")
+    assert token.json()["error_description"].startswith(description)
+
+
+async def test_a_slow_document_is_given_up_on_after_the_time_cap(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     async with document_server(tmp_path) as (documents, trust):
         slow = fetcher(trust, timeout=0.3)
-        with pytest.raises(ClientDocumentError, match="did not arrive within"):
+        with pytest.raises(ClientDocumentError) as failed:
             await slow.fetch(documents.url("slow.json"))
         await slow.aclose()
+    assert failed.value.description == f"the client metadata document at {documents.url('slow.json')!r} {UNREACHABLE}"
+    assert "did not arrive within 0.3 s" in caplog.text
+
+
+@pytest.mark.parametrize(("name", "detail"), [("missing.json", "HTTP 404"), ("closed-port", "ConnectError")])
+async def test_a_failed_fetch_shows_the_visitor_a_generic_message_and_the_operator_the_detail(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, name: str, detail: str
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.cimd")
+    async with document_server(tmp_path) as (documents, trust):
+        url = f"https://{HOST}:{free_port()}/clients/x.json" if name == "closed-port" else documents.url(name)
+        site = build_site(BASE, documents=fetcher(trust))
+        async with (
+            app_lifespan(site.app),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+        ):
+            page = await web.get(authorize_url(url, new_verifier(), redirect_uri=CALLBACK))
+            token = await exchange(web, url, "code", new_verifier(), redirect_uri=CALLBACK)
+        await site.server.aclose()
+    assert page.status_code == 400 and "location" not in page.headers
+    assert UNREACHABLE.replace("'", "&#x27;") in page.text
+    assert (token.status_code, token.json()["error"]) == (401, "invalid_client")
+    assert token.json()["error_description"] == f"the client metadata document at {url!r} {UNREACHABLE}"
+    for secret in ("404", "Connect", "refused", "TLS", "certificate"):
+        assert secret not in page.text and secret not in token.text, secret
+    assert detail in caplog.text and url in caplog.text
+
+
+async def test_a_failed_fetch_is_remembered_for_a_minute(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock)
+        outcomes = []
+        for advance in (0, 59, 2):
+            clock.advance(advance)
+            with pytest.raises(ClientDocumentError) as failed:
+                await documents_fetcher.fetch(documents.url("missing.json"))
+            outcomes.append((failed.value.description.endswith(UNREACHABLE), documents.hits["missing.json"]))
+        await documents_fetcher.aclose()
+    assert outcomes == [(True, 1), (True, 1), (True, 2)]
+
+
+async def test_fetches_from_one_host_are_limited_to_ten_a_minute(tmp_path: Path) -> None:
+    clock = FakeClock()
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock)
+        for n in range(10):
+            assert (await documents_fetcher.fetch(documents.url(f"client-{n}.json")))["client_name"] == "Example Agent"
+        with pytest.raises(ClientDocumentError) as refused:
+            await documents_fetcher.fetch(documents.url("client-10.json"))
+        cached = await documents_fetcher.fetch(documents.url("client-0.json"))
+        clock.advance(60)
+        later = await documents_fetcher.fetch(documents.url("client-10.json"))
+        await documents_fetcher.aclose()
+    assert refused.value.description == (
+        f"too many client metadata documents were fetched from {HOST!r} just now; try again in a minute"
+    )
+    assert "client-10.json" in documents.hits and documents.hits["client-10.json"] == 1
+    assert cached["client_id"] == documents.url("client-0.json")
+    assert later["client_id"] == documents.url("client-10.json")
 
 
 @pytest.mark.parametrize(
@@ -196,11 +303,16 @@ async def test_a_slow_document_is_given_up_on_after_the_time_cap(tmp_path: Path)
         "https://[::ffff:192.168.1.1]/client.json",
     ],
 )
-async def test_documents_on_private_loopback_or_link_local_addresses_are_never_fetched(client_id: str) -> None:
+async def test_documents_on_private_loopback_or_link_local_addresses_are_never_fetched(
+    client_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
     documents = ClientDocuments()
-    with pytest.raises(ClientDocumentError, match="not a public address"):
+    with pytest.raises(ClientDocumentError) as refused:
         await documents.fetch(client_id)
     await documents.aclose()
+    # The visitor is not told what the name resolves to; the operator is.
+    assert refused.value.description == f"the client metadata document at {client_id!r} {UNREACHABLE}"
+    assert "which is not a public address" in caplog.text
 
 
 def test_only_https_urls_with_a_path_are_client_id_urls() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,8 +13,8 @@ from starlette.responses import RedirectResponse
 
 from gateway.demo import ADMIN_KEY
 from gateway.lifespan import app_lifespan
-from oauth import SessionLogin
-from tests.oauth.conftest import build_site, page_form, query
+from oauth import ApiKeyLogin, SessionLogin
+from tests.oauth.conftest import SECRET, Browser, build_site, page_form, query
 from tests.oauth.test_attacks import BASE, authorize_url, client_id, exchange, mcp_status, new_verifier
 
 pytestmark = pytest.mark.anyio
@@ -49,3 +50,34 @@ async def test_a_session_login_sends_strangers_to_the_app_login_and_users_straig
     assert stranger.status_code == 307 and stranger.headers["location"].startswith("/login?next=/authorize?")
     assert "Alice Martin" in consent.text and "api_key" not in consent.text
     assert key_post.status_code == 200 and "Allow access" in key_post.text
+
+
+async def nameless(headers: Mapping[str, str]) -> Any:
+    """A "who am I" operation that accepts the key but names no id (some APIs answer only a display name)."""
+    return {"display_name": "Someone"}
+
+
+async def subject_for(key: str, secret: bytes) -> str:
+    """The subject a grant records for a person who logs in with `key`, on a server with `secret`."""
+    site = build_site(BASE, login=ApiKeyLogin(nameless), secret=secret)
+    async with (
+        app_lifespan(site.app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+    ):
+        client, verifier = await client_id(web), new_verifier()
+        code = query(await Browser(web, key=key).authorize(authorize_url(client, verifier)))["code"]
+        tokens = (await exchange(web, client, code, verifier)).json()
+        grant = await site.server.grants.check_access_token(tokens["access_token"])
+    await site.server.aclose()
+    assert grant is not None
+    return grant.subject
+
+
+async def test_a_user_without_an_id_is_named_by_a_keyed_hash_of_the_key_never_a_bare_one() -> None:
+    key = "sk-live-0123456789"
+    subject = await subject_for(key, SECRET)
+    assert subject.startswith("key-")
+    assert hashlib.sha256(key.encode()).hexdigest()[:16] not in subject
+    assert subject == await subject_for(key, SECRET)  # stable across restarts with the same secret
+    assert subject != await subject_for(key, b"another-secret-of-at-least-32-bytes!")
+    assert subject != await subject_for("sk-live-other", SECRET)

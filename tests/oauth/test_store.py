@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,6 +29,11 @@ class TokenStoreContract:
         """Two stores over the same data, as two gateway instances would have."""
         raise NotImplementedError
         yield  # pragma: no cover
+
+    async def leftovers(self, clock: FakeClock) -> list[str]:
+        """What the backend still holds that will not go away by itself (a row or key past its expiry, or
+        without one)."""
+        raise NotImplementedError
 
     async def test_a_record_put_is_read_back_from_another_instance(self) -> None:
         async with self.stores(FakeClock()) as (one, two):
@@ -106,6 +113,53 @@ class TokenStoreContract:
             clock.advance(1)
             assert await two.count("address:198.51.100.7", window=600) == 1
 
+    async def test_a_capped_kind_keeps_at_most_its_limit_even_when_puts_race(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            stored: list[bool] = []
+
+            async def put(index: int) -> None:
+                store = (one, two)[index % 2]
+                stored.append(
+                    await store.put_capped("new-client", f"c{index}", {"n": index}, expires_at=clock.now + 60, limit=5)
+                )
+
+            async with anyio.create_task_group() as tg:
+                for index in range(20):
+                    tg.start_soon(put, index)
+            assert sorted(stored) == [False] * 15 + [True] * 5
+            kept = [index for index in range(20) if await one.get("new-client", f"c{index}") is not None]
+            assert len(kept) == 5
+            # Writing a stored key again takes no new place; deleting one makes room for another.
+            again = await two.put_capped(
+                "new-client", f"c{kept[0]}", {"n": "again"}, expires_at=clock.now + 60, limit=5
+            )
+            assert again is True
+            assert await one.put_capped("new-client", "late", {}, expires_at=clock.now + 60, limit=5) is False
+            await one.delete("new-client", f"c{kept[1]}")
+            assert await two.put_capped("new-client", "late", {}, expires_at=clock.now + 60, limit=5) is True
+            # Other kinds do not count, and expired records leave room.
+            await one.put("client", "used", {}, expires_at=clock.now + 3600)
+            assert await one.put_capped("new-client", "later", {}, expires_at=clock.now + 60, limit=5) is False
+            clock.advance(60)
+            assert await two.put_capped("new-client", "later", {"n": 1}, expires_at=clock.now + 60, limit=5) is True
+            assert await one.get("new-client", "later") == {"n": 1}
+            assert await one.get("new-client", "late") is None
+
+    async def test_expired_records_are_removed_from_the_backend_not_only_hidden(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            await one.put("client", "c", {"client_id": "c"}, expires_at=clock.now + 60)
+            await one.put_capped("new-client", "n", {"client_id": "n"}, expires_at=clock.now + 60, limit=10)
+            await one.claim("client", "c")
+            await one.count("address:198.51.100.7", window=60)
+            await one.put("grant", "g", {}, expires_at=clock.now + 60)
+            await one.extend("grant", "g", expires_at=clock.now + 120)
+            clock.advance(121)
+            # Any later write, of any kind, lets the store reclaim what expired.
+            await two.count("address:203.0.113.9", window=600)
+            assert await self.leftovers(clock) == []
+
     async def test_kinds_are_separate_namespaces(self) -> None:
         async with self.stores(FakeClock()) as (one, _):
             await one.put("access", "same", {"kind": "access"}, expires_at=one_hour())
@@ -135,6 +189,26 @@ class TestSqliteStore(TokenStoreContract):
             await one.aclose()
             await two.aclose()
 
+    async def leftovers(self, clock: FakeClock) -> list[str]:
+        with sqlite3.connect(self.path) as db:
+            rows = db.execute("SELECT kind, key FROM oauth_records WHERE expires_at <= ?", (clock.now,)).fetchall()
+        return [f"{kind}:{key}" for kind, key in rows]
+
+    async def test_a_new_store_file_and_its_folders_are_readable_by_their_owner_only(self, tmp_path: Path) -> None:
+        path = tmp_path / "state" / "deeper" / "oauth.db"
+        previous = os.umask(0o022)  # the common default, under which files are world-readable unless made private
+        try:
+            store = SqliteStore(path)
+            await store.put("grant", "g", {"credentials": "sealed"}, expires_at=one_hour())
+        finally:
+            os.umask(previous)
+        await store.aclose()
+        assert oct(path.stat().st_mode & 0o777) == "0o600"
+        assert oct(path.parent.stat().st_mode & 0o777) == "0o700"
+        assert oct((tmp_path / "state").stat().st_mode & 0o777) == "0o700"
+        for sibling in path.parent.iterdir():  # the -wal and -shm files, while they exist
+            assert oct(sibling.stat().st_mode & 0o777) == "0o600", sibling.name
+
 
 class TestRedisStore(TokenStoreContract):
     @pytest.fixture(autouse=True)
@@ -152,6 +226,16 @@ class TestRedisStore(TokenStoreContract):
         finally:
             await one.aclose()
             await two.aclose()
+
+    async def leftovers(self, clock: FakeClock) -> list[str]:
+        # Redis removes a key when its TTL runs out; a key without one would stay for ever.
+        client = redis.Redis.from_url(self.url)
+        try:
+            keys = [key async for key in client.scan_iter(match=f"{self.prefix}*")]
+            assert keys, "the test wrote nothing under its prefix"
+            return [key.decode() for key in keys if await client.pttl(key) < 0]
+        finally:
+            await client.aclose()
 
 
 def test_open_store_picks_the_implementation_from_the_url(tmp_path: Path) -> None:

@@ -1,0 +1,351 @@
+"""Clients at the token endpoint and the registration endpoint: each authenticates the one way it registered,
+and registration refuses what it cannot keep, saying why (the error code and its description).
+
+In-process (httpx2.ASGITransport) against the demo shop at https://gw.example, as in test_attacks."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import httpx2
+import pytest
+
+from oauth import ConfigError, OAuthConfig, PreregisteredClient
+from tests.oauth.conftest import REDIRECT_URI, SECRET, Browser, Site, query
+from tests.oauth.test_attacks import BASE, authorize_url, new_verifier, register, site_and_web
+
+pytestmark = pytest.mark.anyio
+
+
+def basic(client: str, secret: str) -> dict[str, str]:
+    return {"authorization": "Basic " + base64.b64encode(f"{client}:{secret}".encode()).decode()}
+
+
+async def confidential(web: httpx2.AsyncClient, method: str) -> tuple[str, str, str, str]:
+    """A client registered with `method`, and a fresh code for it: (client_id, secret, code, verifier)."""
+    registered = await register(web, token_endpoint_auth_method=method)
+    assert registered.status_code == 201, registered.text
+    client, secret = registered.json()["client_id"], registered.json()["client_secret"]
+    verifier = new_verifier()
+    landed = await Browser(web).authorize(authorize_url(client, verifier))
+    return client, secret, query(landed)["code"], verifier
+
+
+async def token(
+    web: httpx2.AsyncClient, code: str, verifier: str, *, headers: dict[str, str] | None = None, **form: str
+) -> httpx2.Response:
+    body = {"grant_type": "authorization_code", "code": code, "code_verifier": verifier, "redirect_uri": REDIRECT_URI}
+    return await web.post("/token", data={**body, **form}, headers=headers)
+
+
+# Client authentication at the token endpoint
+
+
+@pytest.mark.parametrize("body_secret", ["right", "wrong-secret-of-some-length"])
+async def test_a_client_authenticating_with_basic_and_a_body_secret_is_refused_and_nothing_is_issued(
+    body_secret: str,
+) -> None:
+    async with site_and_web() as (_, web):
+        client, secret, code, verifier = await confidential(web, "client_secret_basic")
+        both = await token(
+            web,
+            code,
+            verifier,
+            headers=basic(client, secret),
+            client_secret=secret if body_secret == "right" else body_secret,
+        )
+        # Nothing was used up: the same code still works with one method.
+        alone = await token(web, code, verifier, headers=basic(client, secret))
+    assert (both.status_code, both.json()["error"]) == (400, "invalid_request")
+    assert "authenticates the client twice" in both.json()["error_description"]
+    assert "access_token" not in both.json()
+    assert alone.status_code == 200, alone.text
+
+
+async def test_a_revocation_authenticating_the_client_twice_is_refused() -> None:
+    async with site_and_web() as (_, web):
+        client, secret, code, verifier = await confidential(web, "client_secret_basic")
+        tokens = (await token(web, code, verifier, headers=basic(client, secret))).json()
+        both = await web.post(
+            "/revoke", data={"token": tokens["access_token"], "client_secret": "x"}, headers=basic(client, secret)
+        )
+    assert (both.status_code, both.json()["error"]) == (400, "invalid_request")
+
+
+async def test_a_basic_client_must_send_its_secret_in_the_authorization_header() -> None:
+    async with site_and_web() as (_, web):
+        client, secret, code, verifier = await confidential(web, "client_secret_basic")
+        in_body = await token(web, code, verifier, client_id=client, client_secret=secret)
+        in_header = await token(web, code, verifier, headers=basic(client, secret))
+    assert (in_body.status_code, in_body.json()["error"]) == (401, "invalid_client")
+    assert in_body.json()["error_description"] == (
+        f"client {client!r} registered token_endpoint_auth_method 'client_secret_basic': send its id and secret in "
+        "the Authorization header (HTTP Basic), not in the body"
+    )
+    assert in_header.status_code == 200
+
+
+async def test_a_post_client_must_send_its_secret_in_the_body() -> None:
+    async with site_and_web() as (_, web):
+        client, secret, code, verifier = await confidential(web, "client_secret_post")
+        in_header = await token(web, code, verifier, headers=basic(client, secret))
+        in_body = await token(web, code, verifier, client_id=client, client_secret=secret)
+    assert (in_header.status_code, in_header.json()["error"]) == (401, "invalid_client")
+    assert "registered token_endpoint_auth_method 'client_secret_post'" in in_header.json()["error_description"]
+    assert in_header.headers["www-authenticate"] == 'Basic realm="oauth"'
+    assert in_body.status_code == 200
+
+
+async def test_a_confidential_client_without_its_secret_is_refused() -> None:
+    async with site_and_web() as (_, web):
+        client, _, code, verifier = await confidential(web, "client_secret_post")
+        nothing = await token(web, code, verifier, client_id=client)
+    assert (nothing.status_code, nothing.json()["error"]) == (401, "invalid_client")
+    assert "registered token_endpoint_auth_method 'client_secret_post'" in nothing.json()["error_description"]
+
+
+async def test_a_public_client_that_sends_a_secret_is_refused() -> None:
+    async with site_and_web() as (_, web):
+        registered = await register(web)
+        client, verifier = registered.json()["client_id"], new_verifier()
+        code = query(await Browser(web).authorize(authorize_url(client, verifier)))["code"]
+        with_secret = await token(web, code, verifier, client_id=client, client_secret="made-up-secret")
+        with_basic = await token(web, code, verifier, headers=basic(client, "made-up-secret"))
+        plain = await token(web, code, verifier, client_id=client)
+    for refused in (with_secret, with_basic):
+        assert (refused.status_code, refused.json()["error"]) == (401, "invalid_client")
+        assert refused.json()["error_description"] == (
+            f"client {client!r} is a public client (token_endpoint_auth_method 'none'); send no secret"
+        )
+    assert plain.status_code == 200
+
+
+async def test_a_configured_client_with_a_secret_may_send_it_either_way() -> None:
+    configured = PreregisteredClient(
+        client_id="connector", redirect_uris=(REDIRECT_URI,), client_secret="a-configured-secret-0123"
+    )
+    async with site_and_web(clients=(configured,)) as (_, web):
+        answers = []
+        for how in ("basic", "post"):
+            verifier = new_verifier()
+            code = query(await Browser(web).authorize(authorize_url("connector", verifier)))["code"]
+            if how == "basic":
+                answers.append(
+                    await token(web, code, verifier, headers=basic("connector", configured.client_secret or ""))
+                )
+            else:
+                answers.append(
+                    await token(
+                        web, code, verifier, client_id="connector", client_secret=configured.client_secret or ""
+                    )
+                )
+    assert [answer.status_code for answer in answers] == [200, 200]
+
+
+# Registration cannot fill the store
+
+
+def web_from(site: Site, address: str) -> httpx2.AsyncClient:
+    """A second browser or client of the same site, connecting from `address`."""
+    return httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app, client=(address, 4711)), base_url=BASE)
+
+
+async def test_one_address_registers_sixty_clients_an_hour_and_no_more() -> None:
+    async with site_and_web() as (site, web):
+        statuses = [(await register(web)).status_code for _ in range(60)]
+        refused = await register(web)
+        async with web_from(site, "203.0.113.9") as elsewhere:
+            other = await register(elsewhere)
+        site.clock.advance(3600)
+        later = await register(web)
+    assert statuses == [201] * 60
+    assert (refused.status_code, refused.json()["error"]) == (429, "temporarily_unavailable")
+    assert refused.json()["error_description"] == (
+        "this address registered 60 clients within the hour, the most allowed; reuse a client_id registered "
+        "already, or try again in an hour"
+    )
+    assert refused.headers["retry-after"] == "3600"
+    assert "client_id" not in refused.json()
+    assert (other.status_code, later.status_code) == (201, 201)
+
+
+async def test_a_client_that_never_gets_a_token_is_forgotten_after_a_day_and_one_that_did_is_kept() -> None:
+    async with site_and_web() as (site, web):
+        unused, used = (await register(web)).json()["client_id"], (await register(web)).json()["client_id"]
+        verifier = new_verifier()
+        code = query(await Browser(web).authorize(authorize_url(used, verifier)))["code"]
+        tokens = (await token(web, code, verifier, client_id=used)).json()
+        site.clock.advance(24 * 3600)
+        forgotten = await web.get(authorize_url(unused, new_verifier()))
+        kept = await web.get(authorize_url(used, new_verifier()))
+        refreshed = await web.post(
+            "/token", data={"grant_type": "refresh_token", "refresh_token": tokens["refresh_token"], "client_id": used}
+        )
+    assert forgotten.status_code == 400 and "Unknown app" in forgotten.text
+    assert kept.status_code == 200
+    assert refreshed.status_code == 200, refreshed.text
+
+
+async def test_registration_closes_while_too_many_registered_clients_are_unused() -> None:
+    async with site_and_web(max_unused_clients=3) as (site, web):
+        first, *_ = [(await register(web)).json()["client_id"] for _ in range(3)]
+        closed = await register(web)
+        # A client that gets tokens stops counting; one that expires unused too.
+        verifier = new_verifier()
+        code = query(await Browser(web).authorize(authorize_url(first, verifier)))["code"]
+        assert (await token(web, code, verifier, client_id=first)).status_code == 200
+        reopened = await register(web)
+        closed_again = await register(web)
+        site.clock.advance(24 * 3600)
+        after_a_day = await register(web)
+    assert (closed.status_code, closed.json()["error"]) == (503, "temporarily_unavailable")
+    assert closed.json()["error_description"] == (
+        "registration is closed for now: 3 registered clients have not been used yet; try again later"
+    )
+    assert closed.headers["retry-after"] == "3600"
+    assert (reopened.status_code, closed_again.status_code, after_a_day.status_code) == (201, 503, 201)
+
+
+async def test_one_address_starts_a_bounded_number_of_logins_at_a_time() -> None:
+    async with site_and_web(pending_logins_per_address=3) as (site, web):
+        client = (await register(web)).json()["client_id"]
+        started = [(await web.get(authorize_url(client, new_verifier()))).status_code for _ in range(3)]
+        refused = await web.get(authorize_url(client, new_verifier()))
+        async with web_from(site, "203.0.113.9") as elsewhere:
+            other = await elsewhere.get(authorize_url(client, new_verifier()))
+        site.clock.advance(900)
+        later = await web.get(authorize_url(client, new_verifier()))
+    assert started == [200] * 3
+    assert refused.status_code == 429
+    assert "Too many logins were started from this address. Wait 15 minutes." in refused.text
+    assert "<form" not in refused.text
+    assert (other.status_code, later.status_code) == (200, 200)
+
+
+# The client address behind a proxy
+
+
+async def register_via(site: Site, peer: str, forwarded_for: str) -> int:
+    async with web_from(site, peer) as web:
+        return (await register(web, headers={"x-forwarded-for": forwarded_for})).status_code
+
+
+async def test_forwarded_headers_are_never_trusted_without_trusted_proxies() -> None:
+    async with site_and_web(registrations_per_address=2) as (site, _):
+        statuses = [await register_via(site, "127.0.0.1", f"198.51.100.{n}") for n in range(3)]
+    assert statuses == [201, 201, 429]
+
+
+async def test_behind_a_trusted_proxy_each_forwarded_client_address_has_its_own_limit() -> None:
+    async with site_and_web(registrations_per_address=2, trusted_proxies=("127.0.0.1", "10.0.0.0/8")) as (site, _):
+        spread = [await register_via(site, "127.0.0.1", f"198.51.100.{n}") for n in range(3)]
+        # The proxies append what they saw; what the client claimed further left is never read.
+        claimed = [await register_via(site, "10.0.0.2", f"192.0.2.{n}, 203.0.113.7, 10.0.0.1") for n in range(3)]
+        # A peer that is not a trusted proxy is the client, whatever it forwards.
+        direct = [await register_via(site, "203.0.113.50", f"198.51.100.{n + 10}") for n in range(3)]
+    assert spread == [201, 201, 201]
+    assert claimed == [201, 201, 429]
+    assert direct == [201, 201, 429]
+
+
+async def test_an_ipv6_client_is_counted_by_its_slash_64() -> None:
+    async with site_and_web(registrations_per_address=2) as (site, _):
+        same = [await register_via(site, f"2001:db8:1:2::{n}", "") for n in range(1, 4)]
+        other = await register_via(site, "2001:db8:1:3::1", "")
+    assert same == [201, 201, 429]
+    assert other == 201
+
+
+@pytest.mark.parametrize(
+    ("proxies", "problem"),
+    [(("proxy.internal",), "not an IP address or network"), ("10.0.0.1", "a tuple of addresses")],
+)
+def test_trusted_proxies_that_are_not_addresses_say_what_to_give(proxies: Any, problem: str) -> None:
+    with pytest.raises(ConfigError, match=problem):
+        OAuthConfig(issuer=BASE, resource=f"{BASE}/mcp", secret_key=SECRET, trusted_proxies=proxies)
+
+
+# Redirect URIs and metadata at registration and authorization (each refusal names its field)
+
+SECOND_URI = "https://claude.com/api/mcp/auth_callback"
+
+
+async def test_a_client_with_one_redirect_uri_may_leave_it_out_of_the_authorization_request() -> None:
+    async with site_and_web() as (_, web):
+        client, verifier = (await register(web)).json()["client_id"], new_verifier()
+        landed = await Browser(web).authorize(authorize_url(client, verifier, redirect_uri=""))
+        # The token request then leaves it out too, or names the one registered URI.
+        body = {"grant_type": "authorization_code", "code": query(landed)["code"], "client_id": client}
+        tokens = await web.post("/token", data={**body, "code_verifier": verifier})
+        other = await Browser(web).authorize(authorize_url(client, verifier, redirect_uri=""))
+        named = await token(web, query(other)["code"], verifier, client_id=client)
+    assert landed.startswith(REDIRECT_URI + "?")
+    assert tokens.status_code == 200, tokens.text
+    assert named.status_code == 200, named.text
+
+
+async def test_a_client_with_two_redirect_uris_must_name_one_in_the_authorization_request() -> None:
+    async with site_and_web() as (_, web):
+        client = (await register(web, REDIRECT_URI, SECOND_URI)).json()["client_id"]
+        unnamed = await web.get(authorize_url(client, new_verifier(), redirect_uri=""))
+        named = await web.get(authorize_url(client, new_verifier(), redirect_uri=SECOND_URI))
+    assert unnamed.status_code == 400 and "location" not in unnamed.headers
+    assert "The app did not say where to return" in unnamed.text
+    assert "The app registered 2 redirect addresses and sent no redirect_uri to choose one" in unnamed.text
+    assert named.status_code == 200
+
+
+@pytest.mark.parametrize("body", [{"redirect_uris": []}, {}], ids=["empty list", "no field"])
+async def test_a_registration_without_a_redirect_uri_is_refused(body: dict[str, Any]) -> None:
+    async with site_and_web() as (_, web):
+        response = await web.post("/register", json={"client_name": "Claude", **body})
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": "invalid_redirect_uri",
+        "error_description": "redirect_uris must list at least one redirect URI",
+    }
+
+
+async def test_a_registration_lists_at_most_twenty_redirect_uris() -> None:
+    uris = [f"{REDIRECT_URI}/{n}" for n in range(21)]
+    async with site_and_web() as (_, web):
+        twenty = await register(web, *uris[:20])
+        twenty_one = await register(web, *uris)
+    assert twenty.status_code == 201 and twenty.json()["redirect_uris"] == uris[:20]
+    assert twenty_one.status_code == 400
+    assert twenty_one.json() == {
+        "error": "invalid_client_metadata",
+        "error_description": "redirect_uris lists 21 URIs; at most 20 are allowed",
+    }
+
+
+async def test_a_client_name_is_at_most_two_hundred_characters() -> None:
+    async with site_and_web() as (_, web):
+        fits = await register(web, client_name="C" * 200)
+        too_long = await register(web, client_name="C" * 201)
+    assert fits.status_code == 201 and fits.json()["client_name"] == "C" * 200
+    assert too_long.status_code == 400
+    assert too_long.json() == {
+        "error": "invalid_client_metadata",
+        "error_description": "client_name must be a string of at most 200 characters",
+    }
+
+
+@pytest.mark.parametrize(
+    ("metadata", "field"),
+    [
+        ({"response_types": ["token"]}, "response_types"),
+        ({"grant_types": ["client_credentials"]}, "grant_types"),
+        ({"client_uri": "not a url"}, "client_uri"),
+        ({"jwks": {"keys": []}, "jwks_uri": "https://claude.ai/jwks.json"}, "jwks"),
+        ({"token_endpoint_auth_method": "private_key_jwt"}, "token_endpoint_auth_method"),
+    ],
+)
+async def test_registration_metadata_the_rfc_7591_rules_refuse_names_the_field(
+    metadata: dict[str, Any], field: str
+) -> None:
+    async with site_and_web() as (_, web):
+        response = await register(web, **metadata)
+    assert (response.status_code, response.json()["error"]) == (400, "invalid_client_metadata")
+    assert response.json()["error_description"].startswith(f"the field {field!r} is not acceptable: ")
