@@ -52,7 +52,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from apps import APPS, PREFECT_AUTH, PREFECT_BASIC, AppSpec, BadArgs, Call, child_env  # noqa: E402
+from apps import APPS, PREFECT_AUTH, AppSpec, BadArgs, Call, child_env  # noqa: E402
 
 #: How long one MCP or REST exchange, and one server start, may take.
 CALL_TIMEOUT = 60.0
@@ -580,7 +580,7 @@ async def litellm_admission_limit(spec: AppSpec, base: str, rest: Any, rec: Reco
 
     proxy_server.general_settings["max_in_flight_requests_per_worker"] = 1
     try:
-        async with mcp_http(f"{base}/mcp", spec.bearer) as client:
+        async with mcp_http(f"{base}{spec.mcp_path}", spec.bearer) as client:
             way = Way("a:mount", spec, client, rest, rec)
             await way.compare(spec.reads[0], "read with an admission limit of 1")
     finally:
