@@ -32,6 +32,11 @@ _METHODS = ("get", "put", "post", "patch", "delete", "head", "options", "trace")
 _LOCATION_ORDER: dict[str, int] = {"path": 0, "query": 1, "header": 2, "cookie": 3}
 # OAS 3.x §4.8.12.1: these header parameters are ignored; the transport sets them.
 _IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+#: Header parameters that frame the message or address a hop (RFC 9110 §7.2, §7.6.1, §8.6; RFC 9112 §6.1):
+#: an agent setting them could switch virtual hosts behind a proxy or break the request. Dropped, with a warning.
+_HOP_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer"}
+)
 _SCHEMA_KEYS_WITH_SCHEMA = ("items", "additionalProperties", "not", "contains", "propertyNames")
 _SCHEMA_KEYS_WITH_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 _WHITESPACE = re.compile(r"\s+")
@@ -311,6 +316,13 @@ class _Builder:
                 )
                 continue
             if location == "header" and name.lower() in _IGNORED_HEADERS:
+                continue
+            if location == "header" and (name.lower() in _HOP_HEADERS or name.lower().startswith("proxy-")):
+                self.warn(
+                    pointer,
+                    f"header parameter {name!r} is left out: it frames the request or addresses a hop, which "
+                    "the gateway sets itself",
+                )
                 continue
             merged[(name, location)] = (parameter, pointer)
         for name in dict.fromkeys(_TEMPLATE_PARAMETER.findall(op.path)):

@@ -156,10 +156,10 @@ def effect_candidates(functions: Iterable[Function]) -> list[tuple[Function, Eff
 
 def _suggested(name: str) -> Effect | None:
     words = name.split("_")
+    if words[0] in _WRITE_VERBS:  # `create_remove_token`, `create_search_tool`: what it does comes first
+        return None
     if any(word in _DELETE_WORDS for word in words):
         return "destructive"
-    if words[0] in _WRITE_VERBS:
-        return None
     if words[0] in _READ_WORDS or any(word in ("filter", "count", "search", "query") for word in words[1:]):
         return "read"
     return None

@@ -262,6 +262,14 @@ class Catalog:
         """True when a function has this full name."""
         return name in self._functions
 
+    def own_servers(self) -> dict[str, tuple[str, ...]]:
+        """The servers some functions have of their own (not the document's), each with those functions' names."""
+        found: dict[str, list[str]] = {}
+        for function in self._functions.values():
+            if function.server is not None:
+                found.setdefault(function.server, []).append(function.name)
+        return {server: tuple(names) for server, names in sorted(found.items())}
+
     def unpromotable(self) -> dict[str, str]:
         """Functions that cannot become tools of their own, with the reason."""
         problems: dict[str, str] = {}

@@ -20,7 +20,7 @@ from catalog.loading import load_document
 from catalog.model import Catalog
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
 from gateway.caller import LOCAL_PEER, RequestInfo, RestContext
-from gateway.config import GatewayConfig
+from gateway.config import GatewayConfig, refuse_userinfo
 from gateway.credentials import AuthFunc, bearer_passthrough, refusal
 from gateway.dispatcher import Dispatcher, decode_body
 from gateway.entrance import GatewayEntrance, install
@@ -35,6 +35,7 @@ from gateway.streamable_http import StreamableHttpApp, TransportSecurity
 from gateway.tools import ToolSet, instructions_for
 from gateway.toolspec import ToolResult, ToolSpec
 from gateway.transports import AsgiTransport, Transport, UpstreamTransport
+from gateway.transports.upstream import shown_url
 from gateway.types import ErrorHook, ToolRunner
 
 __all__ = ["Gateway"]
@@ -58,6 +59,8 @@ class Gateway:
     say otherwise. `whoami_fields` chooses the fields whoami shows; by default it shows the identity and
     leaves out values that look like credentials. `trusted_proxies` lists the proxies whose
     `X-Forwarded-For` is passed on (with the real peer appended); others' forwarded headers are rebuilt.
+    `other_hosts` names the hosts besides the upstream that functions with servers of their own may be
+    called at, with the caller's credentials, over https only (e.g. `uploads.github.com`).
     `research` (True, or a `ResearchConfig`) adds ChatGPT's `search`/`fetch` pair; `reference_path` (e.g.
     "/reference") serves the reference page; `script` (a `ScriptConfig`) adds run_script, which needs `whoami`.
 
@@ -92,6 +95,7 @@ class Gateway:
         allowed_hosts: Sequence[str] = (),
         allowed_origins: Sequence[str] = (),
         trusted_proxies: Sequence[str] = (),
+        other_hosts: Sequence[str] = (),
         max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
         extra_tools: Sequence[tuple[ToolSpec, ToolRunner]] = (),
         research: bool | ResearchConfig = False,
@@ -124,6 +128,7 @@ class Gateway:
                 allowed_hosts=tuple(allowed_hosts),
                 allowed_origins=tuple(allowed_origins),
                 trusted_proxies=tuple(trusted_proxies),
+                other_hosts=tuple(other_hosts),
                 max_schema_nodes=max_schema_nodes,
                 extra_tools=tuple(extra_tools),
                 research=research,
@@ -420,7 +425,18 @@ def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) ->
         prefix = _check_routes(config.app, catalog, prefix, given=config.prefix is not None)
         return AsgiTransport(config.app, prefix=prefix)
     if upstream is not None:
-        return UpstreamTransport(upstream, timeout=config.timeout)
+        refuse_userinfo(upstream, "the document's server URL" if config.upstream is None else "upstream")
+        transport = UpstreamTransport(upstream, timeout=config.timeout, other_hosts=config.other_hosts)
+        for server, names in catalog.own_servers().items():
+            refuse_userinfo(server, f"the server URL of {names[0]}")
+            refused = transport.refusal(server)
+            count = f"{len(names)} function{'s' if len(names) != 1 else ''}"
+            if refused is None:
+                logger.info("%s called at %s (an allowed other host)", count, shown_url(server))
+            else:
+                listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+                logger.warning("%s cannot be called (%s): %s", count, listed, refused)
+        return transport
     return None
 
 

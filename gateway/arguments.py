@@ -10,7 +10,11 @@ import jsonschema
 
 from catalog.errors import shown
 
-__all__ = ["ArgumentProblem", "argument_problems", "schema_message"]
+__all__ = ["MAX_ARGUMENT_NODES", "ArgumentProblem", "argument_problems", "oversized", "schema_message"]
+
+#: The most values (objects, arrays and scalars) one call's arguments may hold: far more than any API call
+#: needs, few enough that checking them costs the event loop a few milliseconds at most.
+MAX_ARGUMENT_NODES = 20_000
 
 #: How much of an offending value a problem quotes.
 _VALUE_CHARS = 60
@@ -24,6 +28,24 @@ class ArgumentProblem:
 
     arg: str
     text: str
+
+
+def oversized(args: Any, limit: int = MAX_ARGUMENT_NODES) -> str | None:
+    """Why `args` is too big to check (more than `limit` values), counted without recursion and stopping at the
+    limit; None when it is not."""
+    pending: list[Any] = [args]
+    count = 0
+    while pending:
+        item = pending.pop()
+        count += 1
+        if count > limit:
+            return f"the arguments hold more than {limit:,} values; send less per call (a page, a batch)"
+        if isinstance(item, Mapping):
+            pending.extend(item.values())
+            count += len(item)  # the keys
+        elif isinstance(item, list):
+            pending.extend(item)
+    return None
 
 
 def argument_problems(validator: jsonschema.protocols.Validator, args: Mapping[str, Any]) -> list[ArgumentProblem]:

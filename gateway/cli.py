@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import urlsplit
 
 from catalog.errors import CatalogError, DocumentError, UnknownNameError
 from catalog.model import Catalog
@@ -93,6 +94,20 @@ def _parser() -> argparse.ArgumentParser:
         default=_env_list("ALLOWED_ORIGINS"),
         metavar="ORIGIN",
         help="also accept this browser Origin (scheme://host[:port])",
+    )
+    serve.add_argument(
+        "--read-timeout",
+        type=_seconds,
+        default=_env("READ_TIMEOUT", "30"),
+        metavar="SECONDS",
+        help="close a connection whose request has not arrived whole within this time (default 30)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=_positive,
+        default=_env("MAX_CONNECTIONS", "512"),
+        metavar="N",
+        help="answer 503 past this many open connections (default 512)",
     )
     serve.add_argument(
         "--trusted-proxy",
@@ -192,6 +207,7 @@ _ENVIRONMENT = """environment:
   MCP_GATEWAY_SPEC, _APP, _UPSTREAM, _NAME, _INSTRUCTIONS, _WHOAMI   --spec, --app, --upstream, --name, ...
   MCP_GATEWAY_TOOLS         --tool (a list)
   MCP_GATEWAY_PREFIX, _WHOAMI_FIELDS, _AUTH_HEADERS   --prefix, --whoami-field, --auth-header (lists)
+  MCP_GATEWAY_OTHER_HOSTS   --other-host (a list)
   MCP_GATEWAY_READ_ONLY, _DESTRUCTIVE, _WRITES        --read-only, --destructive, --writes (lists)
   MCP_GATEWAY_CHATGPT_TOOLS, _TIMEOUT, _MAX_OUTPUT_BYTES
   MCP_GATEWAY_SCRIPTS, _SCRIPTS_ALLOW_WRITES"""
@@ -199,6 +215,7 @@ _SERVE_ENVIRONMENT = """
   MCP_GATEWAY_HOST, _PORT, _PATH, _REFERENCE_PATH
   MCP_GATEWAY_ALLOWED_HOSTS, _ALLOWED_ORIGINS   --allowed-host, --allowed-origin (lists)
   MCP_GATEWAY_TRUSTED_PROXIES                  --trusted-proxy (a list)
+  MCP_GATEWAY_READ_TIMEOUT, _MAX_CONNECTIONS   --read-timeout, --max-connections
   MCP_GATEWAY_OAUTH, _PUBLIC_URL, _OAUTH_STORE, _OAUTH_CLIENTS (a list)
   MCP_GATEWAY_OAUTH_SECRET  the key that signs and seals OAuth state (required with --oauth)"""
 
@@ -283,6 +300,14 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("MCP_GATEWAY_APP"),
         metavar="MODULE:ATTR",
         help="ASGI app to dispatch to in-process (its own openapi() is the spec unless --spec is given)",
+    )
+    source.add_argument(
+        "--other-host",
+        action="append",
+        default=_env_list("OTHER_HOSTS"),
+        metavar="HOST",
+        help="a host besides --upstream that functions with servers of their own may be called at, with the "
+        "caller's credentials, over https (repeatable; catalog check lists them)",
     )
     source.add_argument(
         "--prefix",
@@ -401,6 +426,8 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
         raise GatewayConfigError("--upstream needs --spec: the gateway reads the API's document from it")
     if options.prefix is not None and not options.app:
         raise GatewayConfigError("--prefix applies to --app; for an upstream, put the path in --upstream's URL")
+    if options.other_host:
+        extra["other_hosts"] = options.other_host
     app = _import_app(options.app) if options.app else None
     gateway = Gateway(
         spec=options.spec,
@@ -480,7 +507,7 @@ def _described(value: Any) -> str:
 
 
 def _serve(options: argparse.Namespace, out: TextIO) -> int:
-    import uvicorn
+    from gateway.serving import ServeLimits, serve
 
     demo = not (options.spec or options.app or options.upstream)
     reference_path = options.reference_path if options.reference_path is not None else "/reference" if demo else None
@@ -525,10 +552,11 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
     # The client address is the proxy's unless a trusted proxy says otherwise (uvicorn rewrites it from
     # X-Forwarded-For only for the addresses given), so a caller cannot claim another address.
     trusted = options.trusted_proxy
-    uvicorn.run(
+    serve(
         app,
         host=options.host,
         port=options.port,
+        limits=ServeLimits(read_timeout=options.read_timeout, max_connections=options.max_connections),
         log_level="info",
         proxy_headers=bool(trusted),
         forwarded_allow_ips=",".join(trusted) if trusted else None,
@@ -584,8 +612,27 @@ def _check(options: argparse.Namespace, out: TextIO) -> int:
         print(f"warning: {warning.pointer}: {warning.message}", file=out)
     if len(catalog.warnings) > options.warnings:
         print(f"… {len(catalog.warnings) - options.warnings} more warnings (--warnings N shows more)", file=out)
+    _print_other_hosts(catalog, out)
     _print_effect_candidates(catalog, out, limit=options.warnings)
     return EXIT_OK
+
+
+def _print_other_hosts(catalog: Catalog, out: TextIO) -> None:
+    """Every host besides the document's servers that calls would go to, which the operator must allow."""
+    servers = catalog.own_servers()
+    if not servers:
+        return
+    count = sum(map(len, servers.values()))
+    print(
+        f"{count} function{'s are' if count != 1 else ' is'} served at other hosts than the document's servers; "
+        "calls go there only with --other-host HOST, over https:",
+        file=out,
+    )
+    for server, names in servers.items():
+        parts = urlsplit(server)
+        host = parts.netloc.rpartition("@")[2]
+        listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        print(f"  {parts.scheme}://{host}{parts.path}: {listed}", file=out)
 
 
 def _print_effect_candidates(catalog: Catalog, out: TextIO, *, limit: int) -> None:
@@ -596,7 +643,8 @@ def _print_effect_candidates(catalog: Catalog, out: TextIO, *, limit: int) -> No
     if not found:
         return
     print(
-        f"{len(found)} POST functions are counted as writes but their names read like reads or deletes; mark them "
+        f"{len(found)} POST function{'s' if len(found) != 1 else ''} counted as writes but named like reads or "
+        "deletes; mark them "
         "in the document (x-mcp-read-only / x-mcp-destructive) or with --read-only / --destructive PATTERN:",
         file=out,
     )

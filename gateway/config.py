@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
+from urllib.parse import urlsplit
 
 from catalog.composite import Composite, Concept
 from catalog.effects import EffectRules
@@ -17,9 +19,25 @@ from gateway.errors import ConfigError
 from gateway.research import ResearchConfig
 from gateway.scripting import ScriptConfig
 from gateway.toolspec import ToolSpec
+from gateway.transports.upstream import shown_url
 from gateway.types import ErrorHook, ToolRunner
 
 __all__ = ["GatewayConfig"]
+
+
+#: A host name (RFC 1123) or an IP address, with an optional port.
+_HOST_NAME: Final = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?)(:\d{1,5})?$")
+
+
+def refuse_userinfo(url: str, what: str) -> None:
+    """ConfigError when `url` carries a user name or password, which the gateway would send and print."""
+    if urlsplit(url).username is not None:
+        raise ConfigError(
+            f"{what} {shown_url(url)!r} carries a user name or password: the gateway would send it with every "
+            "caller's request and could print it. Give a service credential as a header instead, e.g. "
+            "auth=header_templates(['Authorization: Basic {basic}']) (--auth-header) with the credential as the "
+            "token (MCP_GATEWAY_TOKEN over stdio)"
+        )
 
 
 def _strings(name: str, value: object) -> tuple[str, ...]:
@@ -61,6 +79,7 @@ class GatewayConfig:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     trusted_proxies: tuple[str, ...] = ()
+    other_hosts: tuple[str, ...] = ()
     max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES
     extra_tools: tuple[tuple[ToolSpec, ToolRunner], ...] = ()
     research: bool | ResearchConfig = False
@@ -74,6 +93,11 @@ class GatewayConfig:
         for name in ("tools", "additive", "read_only", "destructive", "writes", "allowed_hosts", "allowed_origins"):
             object.__setattr__(self, name, _strings(name, getattr(self, name)))
         object.__setattr__(self, "trusted_proxies", _strings("trusted_proxies", self.trusted_proxies))
+        hosts = _strings("other_hosts", self.other_hosts)
+        for host in hosts:
+            if not _HOST_NAME.match(host):
+                raise ConfigError(f"other host {host!r} is a host name such as 'uploads.example.com', not a URL")
+        object.__setattr__(self, "other_hosts", tuple(host.lower() for host in hosts))
         if self.whoami_fields is not None:
             object.__setattr__(self, "whoami_fields", _strings("whoami_fields", self.whoami_fields))
         object.__setattr__(self, "composites", tuple(self.composites))
@@ -93,7 +117,9 @@ class GatewayConfig:
         if self.prefix is not None and self.app is None:
             raise ConfigError("prefix applies to an app called in-process; for an upstream, put the path in its URL")
         if self.upstream is not None and not self.upstream.startswith(("http://", "https://")):
-            raise ConfigError(f"upstream must be an http(s) base URL, got {self.upstream!r}")
+            raise ConfigError(f"upstream must be an http(s) base URL, got {shown_url(self.upstream)!r}")
+        if self.upstream is not None:
+            refuse_userinfo(self.upstream, "upstream")
         if self.script is not None:
             if not isinstance(self.script, ScriptConfig):
                 raise ConfigError(f"script must be a ScriptConfig, got {self.script!r}")

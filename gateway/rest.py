@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from catalog.errors import shown
 from catalog.model import Arg, Function
@@ -97,7 +97,7 @@ def build_request(function: Function, args: Mapping[str, Any]) -> RestRequest:
             continue
         value = args[arg.name]
         if arg.location == "path":
-            path = path.replace("{" + arg.name + "}", _path_value(arg, value))
+            path = path.replace("{" + arg.name + "}", _checked_segment(arg, _path_value(arg, value)))
         elif arg.location == "query":
             query.extend(_query_pairs(arg, value))
         elif arg.location == "header":
@@ -110,9 +110,6 @@ def build_request(function: Function, args: Mapping[str, Any]) -> RestRequest:
             whole_body = value
     if cookies:
         headers.append(("cookie", "; ".join(cookies)))
-    # A value that makes a whole segment "." or ".." would be a dot-segment, which HTTP clients resolve:
-    # /files/{name}/content with name ".." would call /content. Escaped, it stays the value.
-    path = "/".join(_DOTS.sub(lambda match: "%2E" * len(match.group()), segment) for segment in path.split("/"))
     if whole_body is _MISSING and not body_values and function.body_required and _flattened(function):
         # A required body whose fields are all optional: the API wants the object even when it is empty.
         body_values = {}
@@ -254,6 +251,32 @@ def _header_text(arg: Arg, text: str, *, cookie: bool = False) -> str:
             args=(arg.name,),
         )
     return text
+
+
+def _checked_segment(arg: Arg, encoded: str) -> str:
+    """`encoded` unless, decoded however often a server may decode it, it holds a dot-segment; ArgumentError then.
+
+    RFC 3986 §6.2.2.2 and the WHATWG URL standard read `%2E%2E` as `..`, and servers that route on a
+    normalized URL (nginx, many frameworks) then resolve it: `/tenants/{tenant}/reports` with tenant `..`
+    would reach `/reports` with the caller's credentials. No encoding of a dot-segment is safe, so none is sent.
+    """
+    decoded = encoded
+    for _ in range(_DECODINGS):
+        once = unquote(decoded)
+        if once == decoded:
+            break
+        decoded = once
+    if any(_DOTS.match(piece) for piece in re.split(r"[/\\]", decoded)):
+        raise ArgumentError(
+            f"argument {arg.name!r} would make a path segment '.' or '..', which servers resolve to another "
+            "path; pass the identifier itself",
+            args=(arg.name,),
+        )
+    return encoded
+
+
+#: How many rounds of percent-decoding a path value is checked through (`%252E` is `%2E` once decoded).
+_DECODINGS: Final = 4
 
 
 def _path_value(arg: Arg, value: Any) -> str:

@@ -20,7 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from catalog.errors import shown
-from gateway.arguments import argument_problems
+from gateway.arguments import argument_problems, oversized
 from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity, request_info
@@ -119,6 +119,9 @@ class McpEndpoint:
         if spec is None:
             raise ToolError(f"unknown tool {shown(name)}; the tools are {', '.join(self._specs) or 'none'}")
         arguments = dict(args)
+        too_big = oversized(arguments)
+        if too_big is not None:
+            return ToolResult.error(f"Invalid arguments for {name}: {too_big}.")
         try:
             problems = self._argument_problems(name, arguments)
             if problems:

@@ -469,3 +469,29 @@ def test_order_is_deterministic_whatever_the_document_order() -> None:
     backward = catalog_of(dict(reversed(paths.items())))
     assert [f.name for f in forward.functions()] == [f.name for f in backward.functions()]
     assert [m.name for m in forward.modules] == ["t0", "t1", "t2"]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Host",
+        "Content-Length",
+        "Transfer-Encoding",
+        "Connection",
+        "Keep-Alive",
+        "Upgrade",
+        "TE",
+        "Trailer",
+        "Proxy-Auth",
+    ],
+)
+def test_header_parameters_that_frame_the_request_or_address_a_hop_are_dropped_with_a_warning(header: str) -> None:
+    parameters = [
+        {"name": header, "in": "header", "schema": {"type": "string"}},
+        {"name": "X-Trace", "in": "header", "schema": {"type": "string"}},
+    ]
+    catalog = catalog_of({"/things": {"get": op(operationId="list", tags=["things"], parameters=parameters)}})
+    assert [arg.name for arg in catalog.function("things.list").args] == ["X-Trace"]
+    (warning,) = catalog.warnings
+    assert warning.pointer == "#/paths/~1things/get/parameters/0"
+    assert f"header parameter {header!r} is left out" in warning.message

@@ -149,7 +149,7 @@ def test_check_lists_post_functions_whose_names_read_like_reads_or_deletes(
     spec.write_text(json.dumps(shapes.effects_app().openapi()), encoding="utf-8")
     assert main(["catalog", "check", str(spec)]) == EXIT_OK
     out = capsys.readouterr().out
-    assert "2 POST functions are counted as writes but their names read like reads or deletes" in out
+    assert "2 POST functions counted as writes but named like reads or deletes" in out
     assert "flows.count_flows (POST /flows/count): reads like read? --read-only flows.count_flows" in out
     assert "flows.bulk_delete_flows (POST /flows/bulk_delete): reads like destructive?" in out
     # Marked in the document (read_flows, purge_flows) or plainly a write (create_flow): not listed.

@@ -579,12 +579,15 @@ async def test_an_operation_with_its_own_server_is_called_there_and_the_others_a
                 },
             },
         }
-        gateway = Gateway(spec=document, upstream=api + "/v1")
         headers = {"authorization": "Bearer t"}
-        async with gateway.lifespan():
+        refusing = Gateway(spec=document, upstream=api + "/v1")
+        gateway = Gateway(spec=document, upstream=api + "/v1", other_hosts=[uploads.removeprefix("http://")])
+        async with refusing.lifespan(), gateway.lifespan():
             listed = await gateway.call(headers, "f.list", {})
             downloaded = await gateway.call(headers, "f.download", {"id": "7"})
             uploaded = await gateway.call(headers, "f.upload", {})
+            with pytest.raises(ToolError, match=r"another host than the API's.*--other-host 127\.0\.0\.1:"):
+                await refusing.call(headers, "f.upload", {})
     assert listed == {"host": "api", "path": "/v1/files", "auth": "Bearer t"}
     assert downloaded == {"host": "api", "path": "/v1/files/7/content", "auth": "Bearer t"}
     assert uploaded == {"host": "uploads", "path": "/u/uploads", "auth": "Bearer t"}

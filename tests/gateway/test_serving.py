@@ -1,0 +1,130 @@
+"""`mcp-gateway serve`'s server against slow and heavy clients: real uvicorn on 127.0.0.1, raw sockets."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+from anyio.abc import SocketStream
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+from gateway import ConfigError, Gateway
+from gateway.serving import ServeLimits, config
+from tests.gateway.conftest import _Uvicorn
+
+pytestmark = pytest.mark.anyio
+
+
+async def hello(request: Request) -> PlainTextResponse:
+    await request.body()
+    return PlainTextResponse("hello")
+
+
+APP = Starlette(routes=[Route("/", hello, methods=["GET", "POST"])])
+
+
+@asynccontextmanager
+async def guarded(limits: ServeLimits) -> AsyncIterator[int]:
+    server = _Uvicorn(config(APP, host="127.0.0.1", port=0, limits=limits, log_level="warning", lifespan="off"))
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve)
+        with anyio.fail_after(10):
+            await server.startup_done.wait()
+        try:
+            yield server.servers[0].sockets[0].getsockname()[1]
+        finally:
+            server.should_exit = True
+
+
+async def read_all(stream: SocketStream) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    received = b""
+    try:
+        while True:
+            received += await stream.receive()
+    except (anyio.EndOfStream, anyio.BrokenResourceError):
+        return received
+
+
+GET = b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    "partial",
+    [b"", b"POST / HTTP/1.1\r\nHost: local", b'POST / HTTP/1.1\r\nHost: l\r\nContent-Length: 100\r\n\r\n{"a": 1'],
+    ids=["nothing", "half-the-headers", "half-the-body"],
+)
+async def test_a_request_that_does_not_arrive_whole_in_time_has_its_connection_closed(partial: bytes) -> None:
+    async with guarded(ServeLimits(read_timeout=0.5)) as port:
+        stream = await anyio.connect_tcp("127.0.0.1", port)
+        async with stream:
+            await stream.send(partial)
+            started = time.monotonic()
+            with anyio.fail_after(5):
+                assert await read_all(stream) == b""
+            assert time.monotonic() - started >= 0.4
+
+
+async def test_trickling_connections_never_hold_up_a_whole_request() -> None:
+    async with guarded(ServeLimits(read_timeout=0.5)) as port:
+        tricklers = [await anyio.connect_tcp("127.0.0.1", port) for _ in range(50)]
+        for stream in tricklers:
+            await stream.send(b"POST / HTTP/1.1\r\nHo")
+        with anyio.fail_after(5):
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+            async with stream:
+                await stream.send(GET.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+                answer = await read_all(stream)
+            for trickler in tricklers:
+                assert await read_all(trickler) == b""
+                await trickler.aclose()
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"hello")
+
+
+async def test_a_kept_alive_connection_gets_the_same_deadline_for_its_next_request() -> None:
+    async with guarded(ServeLimits(read_timeout=0.5)) as port:
+        stream = await anyio.connect_tcp("127.0.0.1", port)
+        async with stream:
+            await stream.send(GET)
+            with anyio.fail_after(5):
+                first = await stream.receive()
+                await stream.send(b"GET / HTTP/1.1\r\nHo")
+                rest = await read_all(stream)
+    assert first.startswith(b"HTTP/1.1 200") and rest == b""
+
+
+async def test_past_the_connection_cap_requests_are_answered_503() -> None:
+    async with guarded(ServeLimits(read_timeout=5, max_connections=3)) as port:
+        idle = [await anyio.connect_tcp("127.0.0.1", port) for _ in range(3)]
+        with anyio.fail_after(5):
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+            async with stream:
+                await stream.send(GET.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+                answer = await read_all(stream)
+        for stream in idle:
+            await stream.aclose()
+    assert answer.startswith(b"HTTP/1.1 503")
+
+
+@pytest.mark.parametrize(("option", "value"), [("read_timeout", 0), ("max_connections", 0)])
+def test_limits_that_could_not_serve_are_refused(option: str, value: float) -> None:
+    with pytest.raises(ConfigError, match=option):
+        ServeLimits(**{option: value})  # type: ignore[arg-type]
+
+
+async def test_one_heavy_request_is_refused_before_its_arguments_are_checked() -> None:
+    from gateway.demo import create_app
+
+    gateway = Gateway(app=create_app(), whoami="users.get_current_user")
+    names = [f"orders.get_order_{index}" for index in range(150_000)]
+    result = await gateway.call_tool({}, "describe_function", {"names": names})
+    keys = await gateway.call_tool({}, "call_function", {"name": "orders.get_order", "args": dict.fromkeys(names, 1)})
+    for refused in (result, keys):
+        assert refused.is_error
+        assert "hold more than 20,000 values; send less per call" in refused.texts[0]
