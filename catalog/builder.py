@@ -362,6 +362,8 @@ class _Builder:
         chosen = _preferred_media_type(request_types)
         media = content[chosen]
         raw_schema = media.get("schema") if isinstance(media, Mapping) else None
+        if raw_schema is None and _is_raw_media(chosen):
+            raw_schema = {"type": "string", "format": "binary"}  # OAS 3.1 §4.8.14: no schema is any bytes.
         required = body.get("required") is True
         term = RefResolver.schema_name(raw_schema)
         if term is not None:
@@ -707,6 +709,13 @@ def _preferred_media_type(types: Sequence[str]) -> str:
         return 5
 
     return min(types, key=rank)
+
+
+def _is_raw_media(media: str) -> bool:
+    """A body sent as bytes: not JSON, text, a form or a wildcard."""
+    base = media.split(";", 1)[0].strip().lower()
+    sent_as_text = base.startswith(("text/", "multipart/", "application/x-www-form-urlencoded"))
+    return not (_is_json(base) or sent_as_text or "*" in base)
 
 
 def _is_json(media: str) -> bool:

@@ -12,8 +12,10 @@ from typing import Any
 from catalog._html import plain_text
 from catalog._refs import RefResolver
 from catalog.model import Arg, Catalog, Function, Module, Term
+from catalog.schemas import is_binary, is_file_schema
 
 __all__ = [
+    "FILE_HINT",
     "LINE_CHARS",
     "describe_function",
     "describe_functions",
@@ -103,9 +105,11 @@ def _scalar(schema: Mapping[str, Any], kind: str, depth: int) -> str:
         if isinstance(extra, Mapping) and extra:
             return f"{{[key: string]: {type_of(extra, depth=depth + 1)}}}"
         return "object"
+    if is_file_schema(schema) or (kind in ("string", "file") and is_binary(schema)):
+        return "file"
     fmt = schema.get("format")
     if kind == "string" and isinstance(fmt, str) and fmt:
-        return "binary" if fmt == "binary" else f"string<{fmt}>"
+        return f"string<{fmt}>"
     if kind in ("integer", "number") and isinstance(fmt, str) and fmt in ("int32", "int64", "float", "double"):
         return kind
     return kind
@@ -205,6 +209,8 @@ def describe_function(catalog: Catalog, function: Function) -> str:
     if function.args:
         lines.append("  Args:")
         lines.extend("    " + _arg_detail(arg) for arg in function.args)
+        if any(_takes_file(arg.schema) for arg in function.args):
+            lines.append(f"  {FILE_HINT}")
     result = return_type(function)
     lines.append(f"  Returns: {result}")
     terms = _terms_used(catalog, function)
@@ -232,6 +238,22 @@ def _arg_detail(arg: Arg) -> str:
     text = f"{arg.name}: {type_of(schema)} ({', '.join(facts)})"
     description = _first_line(arg.description, limit=240)
     return f"{text} — {description}" if description else text
+
+
+#: How to pass a `file` argument, said once in each description that has one.
+FILE_HINT = (
+    'A file is {"base64": "<the bytes, base64>"} or {"text": "<content>"}, with optional "filename" and '
+    '"content_type"; an array of files takes several.'
+)
+
+
+def _takes_file(schema: Any) -> bool:
+    if not isinstance(schema, Mapping):
+        return False
+    if is_file_schema(schema) or (schema.get("type") in ("string", "file") and is_binary(schema)):
+        return True
+    items = schema.get("items")
+    return isinstance(items, Mapping) and _takes_file(items)
 
 
 def _bound(value: Any) -> str:

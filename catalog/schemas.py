@@ -22,6 +22,9 @@ __all__ = [
     "check_size",
     "count_nodes",
     "defs_ref",
+    "file_schema",
+    "is_binary",
+    "is_file_schema",
 ]
 
 DEFAULT_MAX_SCHEMA_NODES = 1000
@@ -215,10 +218,62 @@ class SchemaSpace:
                 out[key] = value
         if self._openapi_30:
             _apply_30_semantics(schema, out)
-        if out.get("type") == "file":
-            out["type"] = "string"
-            out["format"] = "binary"
+        if is_binary(out):
+            # Bytes cannot travel in JSON arguments as they are: the agent passes a file object, which the
+            # gateway decodes and sends as the part or body (gateway.rest).
+            return file_schema(out)
         return out
+
+
+def is_binary(schema: Mapping[str, Any]) -> bool:
+    """OpenAPI 3.0's `format: binary` (or `type: file`), 3.1's `contentMediaType` without `contentEncoding`."""
+    kind = schema.get("type")
+    if kind == "file":
+        return True
+    if kind != "string":
+        return False
+    return schema.get("format") == "binary" or ("contentMediaType" in schema and "contentEncoding" not in schema)
+
+
+def file_schema(schema: Mapping[str, Any] | None = None) -> JSONSchema:
+    """The file argument, keeping `schema`'s title and description and naming its media type where it gives one."""
+    out: JSONSchema = {key: value for key, value in _FILE_OBJECT.items() if key != "properties"}
+    properties = dict(_FILE_OBJECT["properties"])
+    source = schema or {}
+    media = source.get("contentMediaType")
+    if isinstance(media, str) and media and media != "application/octet-stream":
+        properties["content_type"] = {**properties["content_type"], "default": media}
+    out["properties"] = properties
+    for key in ("title", "description"):
+        if isinstance(source.get(key), str):
+            out[key] = source[key]
+    return out
+
+
+def is_file_schema(schema: Any) -> bool:
+    """True for a schema made by file_schema(): a file argument ({base64 | text, filename?, content_type?})."""
+    return (
+        isinstance(schema, Mapping)
+        and schema.get("type") == "object"
+        and schema.get("anyOf") == _FILE_OBJECT["anyOf"]
+        and isinstance(schema.get("properties"), Mapping)
+        and set(schema["properties"]) == set(_FILE_OBJECT["properties"])
+    )
+
+
+#: What a binary string (`format: binary`, OpenAPI 3.0's `type: file`) is as an argument: the bytes as base64,
+#: or text, with an optional file name and media type.
+_FILE_OBJECT: Final[JSONSchema] = {
+    "type": "object",
+    "properties": {
+        "base64": {"type": "string", "contentEncoding": "base64", "description": "The bytes, base64-encoded."},
+        "text": {"type": "string", "description": "The content as text (sent as UTF-8), instead of base64."},
+        "filename": {"type": "string"},
+        "content_type": {"type": "string", "description": "The media type, e.g. image/png."},
+    },
+    "anyOf": [{"required": ["base64"]}, {"required": ["text"]}],
+    "additionalProperties": False,
+}
 
 
 def _convert_type(value: Any) -> str | list[str] | None:

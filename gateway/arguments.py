@@ -9,6 +9,8 @@ from typing import Any
 import jsonschema
 
 from catalog.errors import shown
+from catalog.render import FILE_HINT
+from catalog.schemas import is_file_schema
 
 __all__ = ["MAX_ARGUMENT_NODES", "ArgumentProblem", "argument_problems", "oversized", "schema_message"]
 
@@ -90,6 +92,9 @@ def _problems(error: jsonschema.ValidationError) -> list[ArgumentProblem]:
         ]
     if not where:
         return [ArgumentProblem(arg="args", text=f"arguments: {schema_message(error)}")]
+    if is_file_schema(schema):
+        # A file cannot be a bare string or bytes: say the one form that works.
+        return [ArgumentProblem(arg=top, text=f"argument {where!r} is a file. {FILE_HINT}")]
     return [ArgumentProblem(arg=top, text=f"argument {where!r}: {schema_message(error)}")]
 
 

@@ -18,6 +18,7 @@ from urllib.parse import quote, unquote
 
 from catalog.errors import shown
 from catalog.model import Arg, Function
+from catalog.schemas import is_binary
 from gateway.errors import ArgumentError
 
 __all__ = ["HttpResponse", "RestRequest", "build_request", "encoded_body", "request_target"]
@@ -150,8 +151,11 @@ def _with_body(
         data: list[tuple[str, str]] = []
         files: list[tuple[str, tuple[str, bytes, str]]] = []
         for name, value in body.items():
-            if _is_file(value) or _binary_field(function, name):
-                files.append((name, _file(name, value)))
+            field = _field_schema(function, name)
+            if isinstance(value, list) and (is_binary(_items(field)) or any(_is_file(item) for item in value)):
+                files.extend((name, _file(name, item, _media(_items(field)))) for item in value)
+            elif _is_file(value) or is_binary(field):
+                files.append((name, _file(name, value, _media(field))))
             elif isinstance(value, list):
                 data.extend((name, _scalar(item)) for item in value)
             else:
@@ -161,7 +165,8 @@ def _with_body(
         return replace(base, content=json.dumps(body, ensure_ascii=False).encode(), content_type=media)
     if lowered.startswith("text/"):
         return replace(base, content=_scalar(body).encode(), content_type=media)
-    return replace(base, content=_file("body", body)[1], content_type=media)
+    _, content, sent_type = _file("body", body, media)
+    return replace(base, content=content, content_type=sent_type)
 
 
 def _is_file(value: Any) -> bool:
@@ -178,23 +183,31 @@ def _is_file(value: Any) -> bool:
     )
 
 
-def _binary_field(function: Function, name: str) -> bool:
+def _field_schema(function: Function, name: str) -> Mapping[str, Any]:
+    """The document's schema of body field `name` (refs resolved by the catalog), or {}."""
     for arg in function.args:
-        if arg.body_property == name:
-            schema = arg.schema
-            return isinstance(schema, Mapping) and (
-                schema.get("format") in ("binary", "base64") or "contentMediaType" in schema
-            )
-    return False
+        if arg.body_property == name and isinstance(arg.schema, Mapping):
+            return arg.schema
+    return {}
 
 
-def _file(name: str, value: Any) -> tuple[str, bytes, str]:
-    """A file part from `{base64|text, filename?, content_type?}` or a plain string (sent as its UTF-8 text)."""
+def _items(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    items = schema.get("items")
+    return items if isinstance(items, Mapping) else {}
+
+
+def _media(schema: Mapping[str, Any]) -> str:
+    media = schema.get("contentMediaType")
+    return media if isinstance(media, str) and _MEDIA_TYPE.match(media) else "application/octet-stream"
+
+
+def _file(name: str, value: Any, default_type: str) -> tuple[str, bytes, str]:
+    """A file (name, bytes, media type) from `{base64|text, filename?, content_type?}` or a string (its UTF-8 text)."""
     if isinstance(value, str):
-        return (name, value.encode(), "application/octet-stream")
+        return (name, value.encode(), default_type)
     if isinstance(value, Mapping):
         filename = str(value.get("filename") or name)
-        content_type = str(value.get("content_type") or "application/octet-stream")
+        content_type = str(value.get("content_type") or default_type)
         if not _MEDIA_TYPE.match(content_type):
             raise ArgumentError(
                 f"argument {name!r}: content_type must be a media type such as 'image/png', not {shown(content_type)}",
