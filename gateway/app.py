@@ -248,13 +248,19 @@ class Gateway:
             headers.extend((str(k), str(v)) for k, v in principal.items())
         elif request.transport == "stdio":
             headers.extend(self._stdio_headers)
+            return RestContext(headers=tuple(headers), peer=peer, credential_hint=self._stdio_hint)
         return RestContext(headers=tuple(headers), peer=peer)
 
     _stdio_headers: Sequence[tuple[str, str]] = ()
+    _stdio_hint = ""
 
-    def use_stdio_credentials(self, headers: Mapping[str, str]) -> None:
-        """The REST headers every stdio call carries (stdio has no per-request credentials)."""
+    def use_stdio_credentials(self, headers: Mapping[str, str], *, hint: str = "") -> None:
+        """The REST headers every stdio call carries (stdio has no per-request credentials).
+
+        `hint` tells the agent, on an HTTP 401, where those credentials come from and how to fix them.
+        """
         self._stdio_headers = tuple(headers.items())
+        self._stdio_hint = hint
 
     # Python API
 

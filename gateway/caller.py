@@ -132,10 +132,15 @@ class RequestInfo:
 
 @dataclass(frozen=True, kw_only=True)
 class RestContext:
-    """What every REST call made for one caller carries: headers (credentials last) and the caller's peer."""
+    """What every REST call made for one caller carries: headers (credentials last) and the caller's peer.
+
+    `credential_hint` says where this caller's credentials come from, for the answer to an HTTP 401 ('' for the
+    general wording).
+    """
 
     headers: tuple[tuple[str, str], ...] = ()
     peer: Peer = LOCAL_PEER
+    credential_hint: str = ""
 
     @classmethod
     def of(cls, headers: Mapping[str, str] | Sequence[tuple[str, str]], peer: Peer = LOCAL_PEER) -> RestContext:

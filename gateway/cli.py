@@ -11,6 +11,7 @@ import contextlib
 import importlib
 import json
 import os
+import re
 import shlex
 import sys
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from urllib.parse import urlsplit
 from catalog.errors import CatalogError, DocumentError, UnknownNameError
 from catalog.model import Catalog
 from gateway.errors import ConfigError as GatewayConfigError
-from gateway.errors import GatewayError
+from gateway.errors import CredentialError, GatewayError
 
 if TYPE_CHECKING:
     from catalog.effects import EffectRules
@@ -204,7 +205,7 @@ def _parser() -> argparse.ArgumentParser:
 
 _ENVIRONMENT = """environment:
   Options read these variables when not given (lists are comma-separated; true is 1, true or yes):
-  MCP_GATEWAY_SPEC, _APP, _UPSTREAM, _NAME, _INSTRUCTIONS, _WHOAMI   --spec, --app, --upstream, --name, ...
+  MCP_GATEWAY_SPEC, _APP, _APP_DIR, _UPSTREAM, _NAME, _INSTRUCTIONS, _WHOAMI   --spec, --app, --app-dir, ...
   MCP_GATEWAY_TOOLS         --tool (a list)
   MCP_GATEWAY_PREFIX, _WHOAMI_FIELDS, _AUTH_HEADERS   --prefix, --whoami-field, --auth-header (lists)
   MCP_GATEWAY_OTHER_HOSTS   --other-host (a list)
@@ -300,6 +301,13 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("MCP_GATEWAY_APP"),
         metavar="MODULE:ATTR",
         help="ASGI app to dispatch to in-process (its own openapi() is the spec unless --spec is given)",
+    )
+    source.add_argument(
+        "--app-dir",
+        default=os.environ.get("MCP_GATEWAY_APP_DIR"),
+        metavar="DIR",
+        help="the folder --app's module is imported from (default: the current folder; give it when a client such "
+        "as Claude Desktop starts the server elsewhere)",
     )
     source.add_argument(
         "--other-host",
@@ -428,7 +436,7 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
         raise GatewayConfigError("--prefix applies to --app; for an upstream, put the path in --upstream's URL")
     if options.other_host:
         extra["other_hosts"] = options.other_host
-    app = _import_app(options.app) if options.app else None
+    app = _import_app(options.app, options.app_dir) if options.app else None
     gateway = Gateway(
         spec=options.spec,
         app=app,
@@ -442,12 +450,15 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
     return gateway, False
 
 
-def _import_app(reference: str) -> Any:
-    """The ASGI app `MODULE:ATTR` names, calling ATTR first when it is a factory that takes no arguments."""
+def _import_app(reference: str, folder: str | None = None) -> Any:
+    """The ASGI app `MODULE:ATTR` names (imported from `folder`, else the current one), calling ATTR first when it
+    is a factory that takes no arguments."""
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
         raise GatewayConfigError(f"--app takes MODULE:ATTR, e.g. myapi.main:app, not {reference!r}")
-    sys.path.insert(0, os.getcwd())
+    if folder is not None and not os.path.isdir(folder):
+        raise GatewayConfigError(f"--app-dir: {folder!r} is not a folder; give the folder {module_name!r} is in")
+    sys.path.insert(0, os.path.abspath(folder or os.getcwd()))
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -532,19 +543,7 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
             f"OAuth: add {url} as a custom connector in claude.ai or ChatGPT; people log in with their API key",
             file=out,
         )
-    if demo:
-        from gateway.demo import ADMIN_KEY, MEMBER_KEY
-
-        config = {
-            "mcpServers": {
-                "demo-shop": {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {ADMIN_KEY}"}}
-            }
-        }
-        print(f"Demo API keys: {ADMIN_KEY} (admin), {MEMBER_KEY} (member)", file=out)
-        header = f'--header "Authorization: Bearer {ADMIN_KEY}"' if oauth is None else ""
-        print(f"Claude Code:  claude mcp add --transport http demo-shop {url} {header}".rstrip(), file=out)
-        if oauth is None:
-            print(f"Client config: {json.dumps(config)}", file=out)
+    _print_client_setup(options, gateway.name, url, demo=demo, oauth=oauth is not None, out=out)
     out.flush()
     app = gateway.standalone(options.path)
     if oauth is not None:
@@ -564,6 +563,75 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _print_client_setup(
+    options: argparse.Namespace, name: str, url: str, *, demo: bool, oauth: bool, out: TextIO
+) -> None:
+    """How to add this server to Claude Code, Claude Desktop and URL-configured clients, ready to paste."""
+    key = "YOUR_API_KEY"
+    if demo:
+        from gateway.demo import ADMIN_KEY, MEMBER_KEY
+
+        key = ADMIN_KEY
+        print(f"Demo API keys: {ADMIN_KEY} (admin), {MEMBER_KEY} (member)", file=out)
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-").lower() or "api"
+    header = "" if oauth else f' --header "Authorization: Bearer {key}"'
+    print(f"Claude Code:  claude mcp add --transport http {slug} {url}{header}", file=out)
+    if not oauth:
+        config = {"mcpServers": {slug: {"url": url, "headers": {"Authorization": f"Bearer {key}"}}}}
+        print(f"Clients configured by URL (Cursor, VS Code, ...): {json.dumps(config)}", file=out)
+    # Claude Desktop's config file starts local servers only (command, args, env): the same API over stdio.
+    entry = {"command": sys.executable, "args": ["-m", "gateway.cli", "stdio", *stdio_args(options)]}
+    desktop = {"mcpServers": {slug: {**entry, "env": {"MCP_GATEWAY_TOKEN": key}}}}
+    print(f"Claude Desktop (claude_desktop_config.json): {json.dumps(desktop)}", file=out)
+
+
+def stdio_args(options: argparse.Namespace) -> list[str]:
+    """The `stdio` options that serve what `options` describe, from any folder and without MCP_GATEWAY_* variables:
+    paths made absolute, `--app-dir` added for `--app`, defaults left out."""
+    parser = argparse.ArgumentParser(add_help=False)
+    saved = {name: value for name, value in os.environ.items() if name.startswith("MCP_GATEWAY_")}
+    for name in saved:
+        del os.environ[name]
+    try:
+        _gateway_options(parser)
+        _script_options(parser)
+        defaults = parser.parse_args([])
+    finally:
+        os.environ.update(saved)
+    args: list[str] = []
+    for action in parser._actions:
+        value = getattr(options, action.dest, None)
+        if action.dest == "app_dir":
+            continue
+        if action.dest == "spec" and isinstance(value, str) and os.path.exists(value):
+            value = os.path.abspath(value)
+        flag = action.option_strings[-1]
+        if value is None or value == getattr(defaults, action.dest) or value in ("", []):
+            continue
+        if action.nargs == 0:
+            args.append(flag)
+        elif isinstance(value, list):
+            for item in value:
+                args.extend((flag, str(item)))
+        else:
+            args.extend((flag, f"{value:g}" if isinstance(value, float) else str(value)))
+        if action.dest == "app":
+            args.extend(("--app-dir", os.path.abspath(options.app_dir or os.getcwd())))
+    return args
+
+
+#: Over stdio the only credential is the server's MCP_GATEWAY_TOKEN: each message says how to set it.
+_KEY_ADVICE = (
+    'Set MCP_GATEWAY_TOKEN to an API key in the server\'s environment and restart it (Claude Desktop: the "env" '
+    "of its entry in claude_desktop_config.json; Claude Code: `claude mcp add NAME -e MCP_GATEWAY_TOKEN=KEY -- "
+    "mcp-gateway stdio ...`)."
+)
+_KEY_MISSING = (
+    f"This stdio server was started without MCP_GATEWAY_TOKEN, so calls reach the API without a key. {_KEY_ADVICE}"
+)
+_KEY_REFUSED = f"The API refused the key in MCP_GATEWAY_TOKEN, the only credential of this stdio server. {_KEY_ADVICE}"
+
+
 def _stdio(options: argparse.Namespace, out: TextIO) -> int:
     import anyio
 
@@ -571,9 +639,16 @@ def _stdio(options: argparse.Namespace, out: TextIO) -> int:
 
     gateway, _ = _build_gateway(options, **_script_config(options))
 
+    token = os.environ.get("MCP_GATEWAY_TOKEN") or None
+    if token is None:
+        print(f"mcp-gateway stdio: {_KEY_MISSING}", file=sys.stderr)
+
     async def run() -> None:
-        token = os.environ.get("MCP_GATEWAY_TOKEN") or None
-        gateway.use_stdio_credentials(await gateway.auth(token))
+        try:
+            headers = await gateway.auth(token)
+        except CredentialError as error:
+            raise CredentialError(f"MCP_GATEWAY_TOKEN was refused ({error}). {_KEY_ADVICE}") from None
+        gateway.use_stdio_credentials(headers, hint=_KEY_MISSING if token is None else _KEY_REFUSED)
         async with gateway.lifespan():
             await run_stdio(gateway.endpoint)
 

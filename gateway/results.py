@@ -33,12 +33,20 @@ _RAISED_HINT = (
 
 
 def response_result(
-    function: Function, response: HttpResponse, *, max_output_bytes: int, scripts: bool = False
+    function: Function,
+    response: HttpResponse,
+    *,
+    max_output_bytes: int,
+    scripts: bool = False,
+    credential_hint: str = "",
 ) -> ToolResult:
-    """The tool result for a REST response: an error result for 4xx/5xx, else content by media type."""
+    """The tool result for a REST response: an error result for 4xx/5xx, else content by media type.
+
+    `credential_hint` replaces the general advice on an HTTP 401 (where this caller's credentials come from).
+    """
     media = response.content_type
     if response.status >= 400:
-        return _error(function, response, max_output_bytes)
+        return _error(function, response, max_output_bytes, credential_hint)
     location = response.headers.get("location")
     if 300 <= response.status < 400 and location:
         # A download link (GitHub's archives) or a moved resource: the gateway does not follow it, the agent may.
@@ -113,10 +121,12 @@ def cap_text(text: str, max_output_bytes: int, function: Function | None = None,
     return encoded[:room].decode("utf-8", "ignore") + note
 
 
-def _error(function: Function, response: HttpResponse, max_output_bytes: int) -> ToolResult:
+def _error(function: Function, response: HttpResponse, max_output_bytes: int, credential_hint: str) -> ToolResult:
     body = response.body.decode("utf-8", "replace").strip()
     if response.raised:
         hint = _RAISED_HINT
+    elif response.status == 401 and credential_hint:
+        hint = credential_hint
     else:
         hint = _STATUS_HINTS.get(response.status, "The API failed; retry later." if response.status >= 500 else "")
     route = f"{function.method} {function.path}"

@@ -277,11 +277,11 @@ class ToolSet:
         outcome = await self.dispatcher.call(self.whoami, {}, context)
         response = outcome.response
         if response is None or response.status >= 300 or not response.is_json:
-            return self._result(outcome)
+            return self._result(outcome, context)
         try:
             answer = response.json()
         except ValueError:
-            return self._result(outcome)
+            return self._result(outcome, context)
         view = identity_view(answer, self.whoami_fields)
         result = value_result(self.whoami, view.value, max_output_bytes=self.max_output_bytes, scripts=self.scripts)
         if not view.left_out:
@@ -353,13 +353,19 @@ class ToolSet:
     async def _run(
         self, function: Function, args: Mapping[str, Any], context: RestContext, *, validated: bool = False
     ) -> ToolResult:
-        return self._result(await self.dispatcher.call(function, args, context, validated=validated))
+        return self._result(await self.dispatcher.call(function, args, context, validated=validated), context)
 
-    def _result(self, outcome: CallOutcome) -> ToolResult:
+    def _result(self, outcome: CallOutcome, context: RestContext) -> ToolResult:
         function = outcome.function
         if outcome.response is None:
             return value_result(function, outcome.value, max_output_bytes=self.max_output_bytes, scripts=self.scripts)
-        return response_result(function, outcome.response, max_output_bytes=self.max_output_bytes, scripts=self.scripts)
+        return response_result(
+            function,
+            outcome.response,
+            max_output_bytes=self.max_output_bytes,
+            scripts=self.scripts,
+            credential_hint=context.credential_hint,
+        )
 
 
 def _unknown(error: UnknownNameError, hint: str) -> str:
