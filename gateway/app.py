@@ -62,7 +62,8 @@ class Gateway:
     `other_hosts` names the hosts besides the upstream that functions with servers of their own may be
     called at, with the caller's credentials, over https only (e.g. `uploads.github.com`).
     `research` (True, or a `ResearchConfig`) adds ChatGPT's `search`/`fetch` pair; `reference_path` (e.g.
-    "/reference") serves the reference page; `script` (a `ScriptConfig`) adds run_script, which needs `whoami`.
+    "/reference") serves the reference page, which catalog search/fetch cite, so it defaults to "/reference" with
+    them ('' for none); `script` (a `ScriptConfig`) adds run_script, which needs `whoami`.
 
     Construction loads and checks everything and raises ConfigError (or the catalog's DocumentError) saying
     what to fix. Every option is kept in `config`, a `GatewayConfig`; `Gateway.from_config` takes one.
@@ -148,7 +149,7 @@ class Gateway:
         self.config = config
         self.app = config.app
         #: Where `mount()` and `standalone()` serve the reference page (see `reference_app`); None: not served.
-        self.reference_path = config.reference_path
+        self.reference_path = _reference_path(config)
         self._reference: ReferencePage | None = None
         self.catalog = config.catalog if config.catalog is not None else _build_catalog(config)
         _warn_about_document(config, self.catalog)
@@ -182,7 +183,7 @@ class Gateway:
                 self._rest_context,
                 research,
                 max_output_bytes=config.max_output_bytes,
-                reference_path=config.reference_path,
+                reference_path=self.reference_path,
             )
         self.toolset = ToolSet(
             catalog=self.catalog,
@@ -505,3 +506,16 @@ def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> st
         f"none of the document's {report.checked} operations route in the app {where}{why} (e.g. {examples}): "
         f"every call would answer 404. {fix[0].upper()}{fix[1:]}"
     )
+
+
+def _reference_path(config: GatewayConfig) -> str | None:
+    """Where the reference page is served: as given ('' for nowhere), else at /reference when ChatGPT's catalog
+    search/fetch are served without a reference_url of their own, so that their results carry a citable url."""
+    if config.reference_path is not None:
+        return config.reference_path or None
+    research = config.research
+    if research is True or (
+        isinstance(research, ResearchConfig) and research.data is None and research.reference_url is None
+    ):
+        return "/reference"
+    return None

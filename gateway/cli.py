@@ -529,7 +529,7 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
         allowed_hosts=[*options.allowed_host, *(oauth.allowed_hosts if oauth else ())],
         allowed_origins=options.allowed_origin,
         trusted_proxies=options.trusted_proxy,
-        reference_path=reference_path or None,
+        reference_path=reference_path,
         **({"auth": oauth.server.auth} if oauth else {}),
         **_script_config(options),
     )

@@ -108,7 +108,7 @@ class GatewayConfig:
             raise ConfigError(f"max_output_bytes must be at least 1000, got {self.max_output_bytes!r}")
         if not self.timeout > 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
-        if self.reference_path is not None and not self.reference_path.startswith("/"):
+        if self.reference_path and not self.reference_path.startswith("/"):
             raise ConfigError(
                 f"reference_path must be a URL path starting with '/', e.g. '/reference', not {self.reference_path!r}"
             )

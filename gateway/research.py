@@ -174,28 +174,34 @@ def research_tools(
     """
     if config.data is None:
         research: _CatalogResearch | _DataResearch = _CatalogResearch(catalog, config, max_output_bytes, reference_path)
+        # Promise a url only where there is a page to cite: a configured one, or the page served over HTTP.
+        cited = config.reference_url is not None or reference_path is not None
         search_text = (
             f"Search the {catalog.title} API reference: its functions and terms (data types and concepts) that "
-            "match the query. Answers JSON {results: [{id, title, url}]}; fetch an id for the full text."
+            f"match the query. Answers JSON {{results: [{{id, title{', url' if cited else ''}}}]}}; fetch an id for "
+            "the full text."
         )
         fetch_text = (
             "Fetch the full text of one reference entry by the id search gave (function:<module.function> or "
             "term:<Name>): a function's signature and arguments, or a term's fields. Answers JSON "
-            "{id, title, text, url, metadata}."
+            f"{{id, title, text{', url' if cited else ''}, metadata}}."
         )
+        if cited and config.reference_url is None:
+            search_text += " The url is the entry on the reference page, given when served over HTTP."
         titles = ("Search the API reference", "Fetch a reference entry")
         open_world = False
     else:
         data = _DataResearch(catalog, dispatcher, rest_context, config, config.data, max_output_bytes)
         research = data
         what = config.data.description.strip() or data.search_function.summary or data.search_function.name
+        linked = config.data.url_field is not None or config.data.url_template is not None
         search_text = (
             f"Search the {catalog.title} API's records ({what}) with the caller's access. Answers JSON "
-            "{results: [{id, title, url}]}; fetch an id for the record's full text."
+            f"{{results: [{{id, title{', url' if linked else ''}}}]}}; fetch an id for the record's full text."
         )
         fetch_text = (
             "Fetch one record by the id search gave, with the caller's access. Answers JSON "
-            "{id, title, text, url, metadata}."
+            f"{{id, title, text{', url' if linked else ''}, metadata}}."
         )
         titles = ("Search records", "Fetch a record")
         open_world = True

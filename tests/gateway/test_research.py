@@ -182,17 +182,33 @@ async def test_search_puts_the_term_the_query_names_first() -> None:
     app, _ = make_gateway(True)
     async with connect(app) as client:
         hits = search_results(await client.call_tool("search", {"query": "orderstatus"}))
-    assert hits[0] == {"id": "term:OrderStatus", "title": hits[0]["title"]}
+    assert hits[0]["id"] == "term:OrderStatus"
     assert hits[0]["title"].startswith("OrderStatus — Where an order is in its life")
 
 
 async def test_without_a_reference_page_results_have_no_url_and_a_blank_query_finds_nothing() -> None:
-    app, _ = make_gateway(True)
+    app, _ = make_gateway(True, reference_path="")
     async with connect(app) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         hits = search_results(await client.call_tool("search", {"query": "customer email"}))
         blank = search_results(await client.call_tool("search", {"query": "  "}))
     assert hits and all("url" not in hit for hit in hits)
     assert blank == []
+    assert "url" not in (tools["search"].description or "")
+    assert "url" not in (tools["fetch"].description or "")
+
+
+async def test_search_and_fetch_serve_the_reference_page_by_default_so_every_hit_has_a_citable_url() -> None:
+    app, gateway = make_gateway(True)
+    async with connect(app) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        hits = search_results(await client.call_tool("search", {"query": "customer email"}))
+        async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
+            page = await http.get("http://localhost/reference")
+    assert gateway.reference_path == "/reference"
+    assert hits and all(hit["url"].startswith("http://localhost/reference#") for hit in hits)
+    assert "url" in (tools["search"].description or "")
+    assert page.status_code == 200
 
 
 async def test_a_search_longer_than_the_catalog_reads_is_a_failed_result_saying_the_cap() -> None:
