@@ -32,11 +32,13 @@ from gateway.routes import RouteReport, check_routes, mounted_prefixes, serves
 from gateway.scripting import ScriptConfig, ScriptTool
 from gateway.server import McpEndpoint
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
+from gateway.tasks import TaskConfig, Tasks
 from gateway.tools import ToolSet, instructions_for
 from gateway.toolspec import ToolResult, ToolSpec
 from gateway.transports import AsgiTransport, Transport, UpstreamTransport
 from gateway.transports.upstream import shown_url
 from gateway.types import ErrorHook, ToolRunner
+from gateway.visibility import Credentials, ScopeMap, Surface, VisibleHook
 
 __all__ = ["Gateway"]
 
@@ -102,6 +104,9 @@ class Gateway:
         research: bool | ResearchConfig = False,
         reference_path: str | None = None,
         script: ScriptConfig | None = None,
+        visible: VisibleHook | None = None,
+        scopes: ScopeMap | None = None,
+        tasks: TaskConfig | None = None,
     ) -> None:
         self._compose(
             GatewayConfig(
@@ -135,6 +140,9 @@ class Gateway:
                 research=research,
                 reference_path=reference_path,
                 script=script,
+                visible=visible,
+                scopes=scopes,
+                tasks=tasks,
             )
         )
 
@@ -162,6 +170,8 @@ class Gateway:
             self.upstream = _first_absolute_server(self.catalog)
         self.transport: Transport | None = _transport(config, self.catalog, self.upstream)
         self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=config.timeout)
+        #: Which functions each caller sees and may call (everything, without `visible` and `scopes`).
+        self.surface = Surface(self.catalog, visible=config.visible, scopes=config.scopes)
         #: The run_script tool when `script` is given; it owns the sandbox's worker processes (see lifespan()).
         self.scripts: ScriptTool | None = None
         if config.script is not None and config.whoami is not None:
@@ -172,6 +182,7 @@ class Gateway:
                 whoami=config.whoami,
                 max_output_bytes=config.max_output_bytes,
                 on_error=config.on_error,
+                surface=self.surface,
             )
         extra: list[tuple[ToolSpec, ToolRunner]] = [(self.scripts.spec, self.scripts)] if self.scripts else []
         if config.research is not False:
@@ -197,6 +208,7 @@ class Gateway:
             max_output_bytes=config.max_output_bytes,
             extra=[*extra, *config.extra_tools],
             scripts=self.scripts is not None,
+            surface=self.surface,
         )
         self.instructions = instructions_for(self.catalog, config.instructions)
         self.endpoint = McpEndpoint(
@@ -208,7 +220,17 @@ class Gateway:
             authenticate=self._authenticate,
             on_error=config.on_error,
             handler_validates=self.toolset.self_validating,
+            hidden_tools=self._hidden_tools if self._surface_varies() else None,
         )
+        #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
+        self.tasks: Tasks | None = None
+        if config.tasks is not None:
+            self.tasks = Tasks(config.tasks, self.endpoint)
+            self.tasks.install()
+            self.dispatcher.timeout_hint = (
+                f", or run it as a task, which may take {config.tasks.timeout:g} s: send the tools/call with "
+                '"task": {} in its params (MCP 2025-11-25 tasks), then poll tasks/get and read tasks/result'
+            )
         self.security = TransportSecurity(allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins)
 
     # Credentials
@@ -218,7 +240,8 @@ class Gateway:
         a `www_authenticate` challenge) becomes a 401."""
         token = RequestInfo(transport="http", headers=headers).bearer_token
         try:
-            return dict(await self.auth(token))
+            # The scopes the credentials carry (an OAuth token's) stay with them, for the caller's surface.
+            return Credentials.of(await self.auth(token))
         except Exception as error:
             refused = refusal(error)
             if refused is error:
@@ -227,6 +250,25 @@ class Gateway:
                 raise refused from None
             logger.exception("the auth function failed")
             raise CredentialError("the credentials could not be checked") from error
+
+    # A surface per caller
+
+    def _surface_varies(self) -> bool:
+        """Whether some caller may see fewer tools than another: a surface rule, or an `allow` hook on scripts."""
+        scripts_vary = self.scripts is not None and self.scripts.config.allow is not None
+        return scripts_vary or (self.surface.active and bool(self.toolset.promoted))
+
+    async def _hidden_tools(self, request: RequestInfo) -> frozenset[str]:
+        """The tools the caller of `request` is not offered: promoted tools of functions off its surface, and
+        run_script when the `allow` hook refuses it."""
+        hidden: set[str] = set()
+        if self.surface.active:
+            hidden.update(
+                tool for tool, function in self.toolset.promoted.items() if not self.surface.allows(request, function)
+            )
+        if self.scripts is not None and not await self.scripts.offered_to(request):
+            hidden.add(self.scripts.spec.name)
+        return frozenset(hidden)
 
     async def _rest_context(self, request: RequestInfo) -> RestContext:
         """What the REST calls of `request` carry: forwarded headers the gateway rebuilt, then the credentials."""
@@ -331,6 +373,8 @@ class Gateway:
             await self.scripts.start()
 
     async def _close(self) -> None:
+        if self.tasks is not None:
+            await self.tasks.aclose()
         if self.scripts is not None:
             await self.scripts.aclose()
         if self.transport is not None:

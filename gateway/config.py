@@ -18,9 +18,11 @@ from gateway.credentials import AuthFunc
 from gateway.errors import ConfigError
 from gateway.research import ResearchConfig
 from gateway.scripting import ScriptConfig
+from gateway.tasks import TaskConfig
 from gateway.toolspec import ToolSpec
 from gateway.transports.upstream import shown_url
 from gateway.types import ErrorHook, ToolRunner
+from gateway.visibility import ScopeMap, VisibleHook
 
 __all__ = ["GatewayConfig"]
 
@@ -85,6 +87,9 @@ class GatewayConfig:
     research: bool | ResearchConfig = False
     reference_path: str | None = None
     script: ScriptConfig | None = None
+    visible: VisibleHook | None = None
+    scopes: ScopeMap | None = None
+    tasks: TaskConfig | None = None
     #: Derived: the proxies parsed, and the effect rules of read_only/destructive/writes.
     proxies: TrustedProxies = field(init=False, repr=False, compare=False)
     effects: EffectRules = field(init=False, repr=False, compare=False)

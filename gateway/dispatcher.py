@@ -6,6 +6,7 @@ Every path into the REST API goes through `Dispatcher`: call_function, promoted 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +33,10 @@ class CallOutcome:
     value: Any = None
 
 
+CALL_TIMEOUT: ContextVar[float | None] = ContextVar("gateway_call_timeout", default=None)
+"""The per-call timeout of the calls made in this context, when not the dispatcher's own (e.g. a task's)."""
+
+
 class Dispatcher:
     """Validates and dispatches function calls with the headers given; one per gateway."""
 
@@ -39,6 +44,8 @@ class Dispatcher:
         self.catalog = catalog
         self.transport = transport
         self.timeout = timeout
+        #: Said after a timeout: how else the call could be run (e.g. as a task).
+        self.timeout_hint = ""
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
 
     def function(self, name: str) -> Function:
@@ -69,8 +76,9 @@ class Dispatcher:
         """Validate (unless `validated`) and run one call within the per-call timeout; ToolError on a timeout."""
         if not validated:
             self.validate(function, args)
+        timeout = CALL_TIMEOUT.get() or self.timeout
         try:
-            with anyio.fail_after(self.timeout):
+            with anyio.fail_after(timeout):
                 if function.composite is not None:
                     composite = function.composite
                     value = await composite.run(BoundCaller(self, context), composite.decode(args))
@@ -82,7 +90,8 @@ class Dispatcher:
                 return CallOutcome(function=function, response=response)
         except TimeoutError:
             raise ToolError(
-                f"{function.name} did not answer within {self.timeout:g} s; try a narrower request or retry later"
+                f"{function.name} did not answer within {timeout:g} s; try a narrower request or retry later"
+                f"{self.timeout_hint}"
             ) from None
 
 

@@ -17,12 +17,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from catalog.errors import UnknownNameError, shown
 from catalog.model import Function
 from gateway.caller import RequestInfo, RestContext
 from gateway.dispatcher import Dispatcher, decode_body
 from gateway.errors import ConfigError, RestError, ToolError
 from gateway.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.types import ErrorHook, RestContextFor
+from gateway.visibility import Surface, View
 from sandbox import CallError, Sandbox, ScriptFailure, ScriptLimits, ScriptResult
 from sandbox.errors import BusyError, SourceError
 from sandbox.language import LANGUAGE
@@ -71,9 +73,11 @@ class ScriptTool:
         whoami: str,
         max_output_bytes: int,
         on_error: ErrorHook | None = None,
+        surface: Surface | None = None,
     ) -> None:
         self.config = config
         self.dispatcher = dispatcher
+        self.surface = surface if surface is not None else Surface(dispatcher.catalog)
         self.rest_context = rest_context
         self.on_error = on_error
         self.max_output_bytes = max_output_bytes
@@ -108,7 +112,8 @@ class ScriptTool:
                         "run_script is not enabled for this caller; use call_function for each call instead"
                     )
                 try:
-                    result = await self.sandbox.run(args["code"], self._caller_for(context), report=self._report)
+                    calls = self._caller_for(context, self.surface.view(request))
+                    result = await self.sandbox.run(args["code"], calls, report=self._report)
                 except (SourceError, BusyError) as error:
                     raise ToolError(str(error)) from None
         return render(result, self.max_output_bytes)
@@ -143,6 +148,19 @@ class ScriptTool:
         except ToolError as error:
             raise ToolError(f"run_script could not check who is calling ({name} failed: {error})") from None
 
+    async def offered_to(self, request: RequestInfo) -> bool:
+        """Whether run_script is offered to the caller of `request`: the `allow` hook (after whoami) says yes.
+
+        Without a hook every caller is offered it; a caller whoami refuses is not (its run would fail).
+        """
+        if self.config.allow is None:
+            return True
+        try:
+            me = await self._whoami(await self.rest_context(request))
+        except ToolError:
+            return False
+        return await self._allowed(me)
+
     async def _allowed(self, me: Any) -> bool:
         allow = self.config.allow
         if allow is None:
@@ -152,14 +170,21 @@ class ScriptTool:
             verdict = await verdict
         return verdict is True
 
-    def _caller_for(self, context: RestContext) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
-        """The sandbox's function caller: the Dispatcher with this context, read-only unless writes are allowed."""
+    def _caller_for(self, context: RestContext, view: View) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
+        """The sandbox's function caller: the Dispatcher with this context, read-only unless writes are allowed,
+        reaching only the functions of the caller's `view` (others are unknown)."""
 
         async def call(name: str, args: dict[str, Any]) -> Any:
             try:
-                function = self.dispatcher.function(name)
+                # A function off the caller's view is unknown to it, and no suggestion names a hidden one.
+                function = self.dispatcher.function(name) if view.complete else view.catalog.function(name)
             except ToolError as error:
                 raise CallError(str(error)) from None
+            except UnknownNameError as error:
+                hint = f" Did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
+                raise CallError(
+                    f"Unknown function {shown(name)}.{hint} Call search_functions to find functions."
+                ) from None
             if not function.read_only and not self.config.allow_writes:
                 raise CallError(
                     f"{name} changes data, and scripts on this server may only call read-only functions; "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import jsonschema
@@ -27,11 +27,14 @@ from gateway.streamable_http import StreamableHttpApp, TransportSecurity, reques
 from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec, validator_for
 from gateway.types import Authenticator, ErrorHook, ToolHandler
 
-__all__ = ["McpEndpoint"]
+__all__ = ["HiddenTools", "McpEndpoint", "wire_result"]
 
 logger = logging.getLogger(__name__)
 
 _STDIO = RequestInfo(transport="stdio")
+
+HiddenTools = Callable[[RequestInfo], Awaitable[Collection[str]]]
+"""The names of the tools a request's caller may not see (and so cannot call); see `gateway.visibility`."""
 
 
 class McpEndpoint:
@@ -59,6 +62,7 @@ class McpEndpoint:
         on_error: ErrorHook | None = None,
         validate_arguments: bool = True,
         handler_validates: Collection[str] = (),
+        hidden_tools: HiddenTools | None = None,
     ) -> None:
         if not name.strip():
             raise ConfigError("the server name must not be empty; clients show it to people")
@@ -76,6 +80,7 @@ class McpEndpoint:
         self.instructions = instructions or None
         self.authenticate = authenticate
         self._handle = handle
+        self._hidden_tools = hidden_tools
         self._on_error = on_error
         self._specs = specs
         self._validators: dict[str, jsonschema.protocols.Validator] | None = (
@@ -115,9 +120,21 @@ class McpEndpoint:
         Use it to offer the same tools to an agent embedded in the host: the arguments are validated, a
         handler failure becomes a failed result, and the result is checked against the tool's contract.
         """
-        spec = self._specs.get(name)
+        hidden = await self._hidden_tools(request) if self._hidden_tools is not None else ()
+        spec = self._specs.get(name) if name not in hidden else None
         if spec is None:
-            raise ToolError(f"unknown tool {shown(name)}; the tools are {', '.join(self._specs) or 'none'}")
+            shown_tools = [tool for tool in self._specs if tool not in hidden]
+            raise ToolError(f"unknown tool {shown(name)}; the tools are {', '.join(shown_tools) or 'none'}")
+        return await self._run(spec, args, request)
+
+    async def offers(self, name: str, request: RequestInfo) -> bool:
+        """Whether the caller of `request` is offered tool `name` (it exists and is not hidden from it)."""
+        if name not in self._specs:
+            return False
+        return self._hidden_tools is None or name not in await self._hidden_tools(request)
+
+    async def _run(self, spec: ToolSpec, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
+        name = spec.name
         arguments = dict(args)
         too_big = oversized(arguments)
         if too_big is not None:
@@ -163,20 +180,32 @@ class McpEndpoint:
     async def _on_list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if self._hidden_tools is not None:
+            info = request_info(ctx.request) if ctx.request is not None else _STDIO
+            hidden = await self._hidden_tools(info)
+            if hidden:
+                return types.ListToolsResult(tools=[tool for tool in self._wire_tools if tool.name not in hidden])
         return types.ListToolsResult(tools=self._wire_tools)
 
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if params.name not in self._specs:
-            # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602).
+        info = request_info(ctx.request) if ctx.request is not None else _STDIO
+        hidden = await self._hidden_tools(info) if self._hidden_tools is not None else ()
+        if params.name not in self._specs or params.name in hidden:
+            # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602). A tool
+            # hidden from this caller is unknown to it, in the same words.
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {shown(params.name)}; call tools/list for the tools this server has",
             )
-        info = request_info(ctx.request) if ctx.request is not None else _STDIO
-        result = await self.call_tool(params.name, params.arguments or {}, info)
+        result = await self._run(self._specs[params.name], params.arguments or {}, info)
         return _wire_result(result)
+
+
+def wire_result(result: ToolResult) -> types.CallToolResult:
+    """The MCP `CallToolResult` of a tool's result."""
+    return _wire_result(result)
 
 
 def _wire_tool(spec: ToolSpec) -> types.Tool:

@@ -16,6 +16,7 @@ from gateway.identity import identity_view
 from gateway.results import response_result, value_result
 from gateway.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.types import RestContextFor, ToolRunner
+from gateway.visibility import Surface
 
 __all__ = ["FIXED_TOOLS", "ToolSet", "instructions_for", "read_only_spec"]
 
@@ -191,8 +192,11 @@ class ToolSet:
         extra: Sequence[tuple[ToolSpec, ToolRunner]] = (),
         whoami_fields: Sequence[str] | None = None,
         scripts: bool = False,
+        surface: Surface | None = None,
     ) -> None:
         self.catalog = catalog
+        #: Which functions each caller sees: search, describe, explain and calls answer from its view.
+        self.surface = surface if surface is not None else Surface(catalog)
         self.dispatcher = dispatcher
         self.rest_context = rest_context
         self.server_name = server_name
@@ -214,6 +218,8 @@ class ToolSet:
         self.specs: list[ToolSpec] = _fixed_specs()
         #: Promoted tools, whose arguments the dispatcher checks (the endpoint need not check them twice).
         self.self_validating: set[str] = set()
+        #: Promoted tools by tool name, with their functions (hidden from callers who may not see those).
+        self.promoted: dict[str, Function] = {}
         for spec, runner in extra:
             self.specs.append(spec)
             self._runners[spec.name] = runner
@@ -226,6 +232,7 @@ class ToolSet:
             spec = _promoted_spec(function, additive=name in additive)
             if spec.name in self._runners:
                 raise ConfigError(f"promoted tool {spec.name!r} clashes with a tool of the same name")
+            self.promoted[spec.name] = function
             self.specs.append(spec)
             self.self_validating.add(spec.name)
             self._runners[spec.name] = self._promoted_runner(function)
@@ -296,10 +303,28 @@ class ToolSet:
         )
         return ToolResult(content=(*result.content, TextContent(text=note)), structured=result.structured)
 
+    def _catalog_for(self, request: RequestInfo) -> Catalog:
+        return self.surface.view(request).catalog
+
+    def _visible_function(self, name: str, request: RequestInfo) -> Function:
+        """The function as the caller knows it: one off its surface is unknown, with suggestions from its view."""
+        function = self.dispatcher.function(name) if not self.surface.active else None
+        if function is not None:
+            return function
+        view = self.surface.view(request)
+        try:
+            return view.catalog.function(name)
+        except UnknownNameError as error:
+            hint = f" Did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
+            raise ToolError(f"Unknown function {shown(name)}.{hint} Call search_functions to find functions.") from None
+
     async def _search(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         try:
             result = search(
-                self.catalog, args.get("query") or None, module=args.get("module"), limit=args.get("limit", 10)
+                self._catalog_for(request),
+                args.get("query") or None,
+                module=args.get("module"),
+                limit=args.get("limit", 10),
             )
         except UnknownNameError as error:
             raise ToolError(_unknown(error, "search_functions() with no arguments lists the modules")) from None
@@ -310,12 +335,13 @@ class ToolSet:
         unknown = 0
         size = 0
         names = list(dict.fromkeys(args["names"]))
+        catalog = self._catalog_for(request)
         for index, name in enumerate(names):
             try:
-                part = describe_function(self.catalog, self.catalog.function(name))
+                part = describe_function(catalog, catalog.function(name))
             except UnknownNameError as error:
                 unknown += 1
-                part = _unknown(error, _not_a_function_hint(self.catalog, name))
+                part = _unknown(error, _not_a_function_hint(catalog, name))
             size += len(part.encode()) + 2
             if parts and size > self.max_output_bytes:
                 # Whole descriptions or none: the rest is named, to describe in another call.
@@ -332,19 +358,23 @@ class ToolSet:
         return ToolResult.text(text)
 
     async def _explain(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+        catalog = self._catalog_for(request)
         try:
-            term = self.catalog.term(args["name"])
+            term = catalog.term(args["name"])
         except UnknownNameError as error:
             raise ToolError(_unknown(error, "describe_function lists the terms a function uses")) from None
-        return ToolResult.text(explain_term(self.catalog, term))
+        return ToolResult.text(explain_term(catalog, term))
 
     async def _call(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
-        function = self.dispatcher.function(args["name"])
+        function = self._visible_function(args["name"], request)
         call_args = args.get("args") or {}
         return await self._run(function, call_args, await self.rest_context(request))
 
     def _promoted_runner(self, function: Function) -> ToolRunner:
         async def run(args: dict[str, Any], request: RequestInfo) -> ToolResult:
+            if not self.surface.allows(request, function):
+                # The endpoint lists promoted tools per caller; this keeps a direct call from reaching one hidden.
+                raise ToolError(f"unknown tool {function.tool_name!r}")
             # The endpoint left these arguments to the dispatcher, which checks them against the same schema.
             return await self._run(function, args, await self.rest_context(request))
 

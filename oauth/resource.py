@@ -14,7 +14,18 @@ from oauth.errors import TokenError
 from oauth.grants import Grants
 from oauth.metadata import resource_metadata_url
 
-__all__ = ["ResourceGuard"]
+__all__ = ["ResourceGuard", "ScopedHeaders"]
+
+
+class ScopedHeaders(dict[str, str]):
+    """The REST headers of a valid access token, with the `scopes` it was issued for (RFC 6749 §3.3).
+
+    The gateway reads `scopes` to decide which functions the caller sees and may call.
+    """
+
+    def __init__(self, headers: Mapping[str, str], scopes: tuple[str, ...]) -> None:
+        super().__init__(headers)
+        self.scopes = scopes
 
 
 class ResourceGuard:
@@ -38,7 +49,8 @@ class ResourceGuard:
         return "Bearer " + ", ".join(parts)
 
     async def rest_headers(self, token: str | None) -> Mapping[str, str]:
-        """The gateway's `auth` function: REST headers for a valid token; TokenError (401) otherwise."""
+        """The gateway's `auth` function: REST headers (with the token's scopes) for a valid token; TokenError
+        (401) otherwise."""
         if not token:
             # RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
             raise TokenError(
@@ -51,4 +63,4 @@ class ResourceGuard:
                 "the access token is invalid, expired, revoked or for another resource; refresh it or authorize again",
                 www_authenticate=self.challenge("invalid_token", "the access token is not valid for this resource"),
             )
-        return grant.credentials
+        return ScopedHeaders(grant.credentials, grant.scopes)

@@ -19,6 +19,7 @@ import pytest
 from fastapi import FastAPI
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from catalog.builder import load_catalog
@@ -280,10 +281,11 @@ async def test_the_allow_hook_limits_scripts_to_some_callers() -> None:
     app, gateway = make_gateway(ScriptConfig(limits=LIMITS, allow=admins_only))
     async with running(gateway):
         async with connect(app, key=MEMBER_KEY) as member:
-            refused = await run_script(member, "1")
+            # A caller the hook refuses is not offered run_script at all: to it the tool does not exist.
+            with pytest.raises(MCPError, match="Unknown tool 'run_script'"):
+                await run_script(member, "1")
         async with connect(app, key=ADMIN_KEY) as admin:
             allowed = await run_script(admin, "1")
-    assert refused.is_error and text(refused).startswith("run_script is not enabled for this caller")
     assert not allowed.is_error and text(allowed) == "1"
 
 

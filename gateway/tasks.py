@@ -1,0 +1,316 @@
+"""Task-augmented tool calls (MCP 2025-11-25 tasks): a call that outlives the client's request timeout.
+
+A `tools/call` whose params carry `task` is answered at once with a `CreateTaskResult`; the call runs on in
+this process, and its state lives in a `TokenStore` (the OAuth server's kind: SQLite by default, Redis when
+several instances serve), so `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` work from any
+instance. Tasks belong to the caller who created them (a hash of its REST credentials): another caller's task
+is unknown. The SDK defines the task types but dispatches none of these methods; they are added here as request
+handlers, and the `tasks` capability and each tool's `execution.taskSupport` through a server middleware, the
+SDK's own seams.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+
+from gateway.caller import RequestInfo
+from gateway.dispatcher import CALL_TIMEOUT
+from gateway.errors import ConfigError
+from gateway.streamable_http import request_info
+from gateway.visibility import Caller
+from oauth.store import Clock, TokenStore, open_store
+
+if TYPE_CHECKING:
+    from gateway.server import McpEndpoint
+
+__all__ = ["TaskConfig", "Tasks"]
+
+logger = logging.getLogger(__name__)
+
+#: The protocol version that has tasks in its core (2026-07-28 moved them to an extension).
+TASKS_VERSION: Final = "2025-11-25"
+RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+_TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+_PAGE: Final = 50
+#: Tools that only read the catalog answer at once: a task would add nothing.
+_INSTANT: Final = frozenset({"search_functions", "describe_function", "explain_term"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskConfig:
+    """Turns on task-augmented tool calls.
+
+    `store`: a `TokenStore` (e.g. the OAuth server's) or a store URL for `oauth.open_store` (`redis://...` when
+    several instances serve, a SQLite path); None keeps tasks in an in-memory SQLite database of this process.
+    `timeout`: how long one call run as a task may take (the gateway's `timeout` still bounds calls without a
+    task). `max_ttl`: the longest a task and its result are kept, in seconds (a client asks for less with
+    `ttl`). `poll_interval`: the polling interval suggested to clients, in seconds.
+    """
+
+    store: TokenStore | str | None = None
+    timeout: float = 600.0
+    max_ttl: float = 3600.0
+    poll_interval: float = 1.0
+    clock: Clock | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("timeout", "max_ttl", "poll_interval"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+                raise ConfigError(f"TaskConfig.{name} must be a positive number of seconds, got {value!r}")
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+
+
+def owner_of(request: RequestInfo) -> str:
+    """Whose tasks these are: a hash of the caller's REST credentials (stable across OAuth token refreshes)."""
+    caller = Caller.of(request)
+    material = json.dumps([request.transport, sorted(caller.credentials.items())])
+    return hashlib.sha256(material.encode()).hexdigest()[:32]
+
+
+class Tasks:
+    """The tasks of one gateway: creates them for task-augmented calls, runs them, and answers tasks/*."""
+
+    def __init__(self, config: TaskConfig, endpoint: McpEndpoint) -> None:
+        self.config = config
+        self.endpoint = endpoint
+        self._owns_store = config.store is None or isinstance(config.store, str)
+        if config.store is None:
+            from oauth.store_sqlite import SqliteStore
+
+            self.store: TokenStore = SqliteStore(":memory:", clock=config.clock)
+        elif isinstance(config.store, str):
+            self.store = open_store(config.store, clock=config.clock)
+        else:
+            self.store = config.store
+        self._clock = config.clock or time.time
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self._done: dict[str, anyio.Event] = {}
+
+    def install(self) -> None:
+        """Serve tasks/get, tasks/result, tasks/list and tasks/cancel, and intercept task-augmented calls."""
+        server = self.endpoint.server
+        server.add_request_handler("tasks/get", types.GetTaskRequestParams, self._get)
+        server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, self._result)
+        server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self._cancel)
+        server.add_request_handler("tasks/list", types.PaginatedRequestParams, self._list)
+        server.middleware.append(self._middleware)
+
+    async def aclose(self) -> None:
+        """Cancel the calls still running here and close the store when the gateway opened it."""
+        for task in list(self._running.values()):
+            task.cancel()
+        if self._owns_store:
+            await self.store.aclose()
+
+    # The middleware: capability, tool execution hints, and task-augmented calls
+
+    async def _middleware(self, ctx: Any, call_next: Any) -> Any:
+        params = ctx.params if isinstance(ctx.params, Mapping) else {}
+        if ctx.method == "tools/call" and params.get("task") is not None and ctx.protocol_version == TASKS_VERSION:
+            return await self._create(ctx, params)
+        result = await call_next(ctx)
+        if not isinstance(result, dict):
+            return result
+        if ctx.method == "initialize" and result.get("protocolVersion") == TASKS_VERSION:
+            capabilities = result.setdefault("capabilities", {})
+            # MCP 2025-11-25 tasks, capabilities: list, cancel, and task-augmented tools/call.
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        elif ctx.method == "tools/list" and ctx.protocol_version == TASKS_VERSION:
+            for tool in result.get("tools", ()):
+                if isinstance(tool, dict) and tool.get("name") not in _INSTANT:
+                    tool["execution"] = {"taskSupport": "optional"}
+        return result
+
+    async def _create(self, ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+        request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
+        name = params.get("name")
+        if not isinstance(name, str) or not await self.endpoint.offers(name, request):
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown tool {name!r}; call tools/list for the tools this server has",
+            )
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise MCPError(code=types.INVALID_PARAMS, message="arguments must be an object")
+        asked = params["task"].get("ttl") if isinstance(params["task"], Mapping) else None
+        ttl_ms = int(self.config.max_ttl * 1000)
+        if isinstance(asked, int) and not isinstance(asked, bool) and 0 < asked < ttl_ms:
+            ttl_ms = asked
+        owner = owner_of(request)
+        task_id = secrets.token_urlsafe(18)
+        now = self._clock()
+        record: dict[str, Any] = {
+            "taskId": task_id,
+            "status": "working",
+            "statusMessage": f"{name} is running",
+            "createdAt": _iso(now),
+            "lastUpdatedAt": _iso(now),
+            "ttl": ttl_ms,
+            "pollInterval": int(self.config.poll_interval * 1000),
+            "tool": name,
+            "result": None,
+        }
+        expires_at = now + ttl_ms / 1000
+        await self.store.put("task", f"{owner}:{task_id}", record, expires_at=expires_at)
+        await self._index(owner, task_id, expires_at)
+        self._done[task_id] = anyio.Event()
+        self._running[task_id] = asyncio.get_running_loop().create_task(
+            self._run(owner, task_id, name, arguments, request, expires_at)
+        )
+        return {"task": _public(record)}
+
+    async def _index(self, owner: str, task_id: str, expires_at: float) -> None:
+        # Read-modify-write: two tasks created at the same instant by one caller on two instances may race, and
+        # then tasks/list misses one (tasks/get and tasks/result still find it).
+        index = await self.store.get("task-index", owner) or {"ids": []}
+        ids = [*index["ids"][-999:], task_id]
+        await self.store.put("task-index", owner, {"ids": ids}, expires_at=expires_at)
+
+    async def _run(
+        self, owner: str, task_id: str, name: str, arguments: dict[str, Any], request: RequestInfo, expires_at: float
+    ) -> None:
+        from gateway.server import wire_result
+
+        token = CALL_TIMEOUT.set(self.config.timeout)
+        try:
+            result = await self.endpoint.call_tool(name, arguments, request)
+            payload = wire_result(result).model_dump(by_alias=True, mode="json", exclude_none=True)
+            status = "failed" if result.is_error else "completed"
+            message = f"{name} failed" if result.is_error else f"{name} completed"
+        except asyncio.CancelledError:
+            await self._finish(owner, task_id, "cancelled", "cancelled", None, expires_at)
+            raise
+        except Exception:
+            # Boundary: a task that crashes fails alone; call_tool already turned tool faults into results.
+            logger.exception("task %s of %r failed", task_id, name)
+            payload = {"content": [{"type": "text", "text": f"Internal error in {name}"}], "isError": True}
+            status, message = "failed", f"{name} failed"
+        finally:
+            CALL_TIMEOUT.reset(token)
+        await self._finish(owner, task_id, status, message, payload, expires_at)
+
+    async def _finish(
+        self, owner: str, task_id: str, status: str, message: str, payload: Any, expires_at: float
+    ) -> None:
+        key = f"{owner}:{task_id}"
+        try:
+            with anyio.CancelScope(shield=True):
+                record = await self.store.get("task", key)
+                if record is not None and record["status"] not in _TERMINAL:
+                    record.update(
+                        status=status, statusMessage=message, lastUpdatedAt=_iso(self._clock()), result=payload
+                    )
+                    await self.store.put("task", key, record, expires_at=expires_at)
+        finally:
+            self._running.pop(task_id, None)
+            done = self._done.pop(task_id, None)
+            if done is not None:
+                done.set()
+
+    # tasks/* handlers
+
+    async def _record(self, ctx: Any, task_id: str) -> tuple[str, dict[str, Any]]:
+        request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
+        key = f"{owner_of(request)}:{task_id}"
+        record = await self.store.get("task", key)
+        if record is None:
+            # MCP 2025-11-25 tasks, error handling: an unknown or expired task id is -32602.
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Unknown task {task_id!r}: it expired, or was never created by this caller; "
+                "tasks/list shows yours",
+            )
+        return key, record
+
+    async def _get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
+        _, record = await self._record(ctx, params.task_id)
+        return _public(record)
+
+    async def _result(self, ctx: Any, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
+        key, record = await self._record(ctx, params.task_id)
+        # MCP 2025-11-25 tasks: tasks/result blocks until the task reaches a terminal status.
+        while record["status"] not in _TERMINAL:
+            done = self._done.get(params.task_id)
+            if done is not None:
+                await done.wait()
+            else:
+                await anyio.sleep(self.config.poll_interval)  # the task runs on another instance
+            found = await self.store.get("task", key)
+            if found is None:
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Task {params.task_id!r} expired")
+            record = found
+        if record["status"] == "cancelled" or record["result"] is None:
+            raise MCPError(
+                code=types.INVALID_PARAMS, message=f"Task {params.task_id!r} was cancelled: it has no result"
+            )
+        payload = dict(record["result"])
+        payload["_meta"] = {**payload.get("_meta", {}), RELATED_TASK: {"taskId": params.task_id}}
+        return payload
+
+    async def _cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
+        key, record = await self._record(ctx, params.task_id)
+        if record["status"] in _TERMINAL:
+            # MCP 2025-11-25 tasks: cancelling a task in a terminal status is -32602.
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Task {params.task_id!r} is already {record['status']}; only a working task can be cancelled",
+            )
+        now = self._clock()
+        record.update(status="cancelled", statusMessage="cancelled by the caller", lastUpdatedAt=_iso(now))
+        expires_at = _created(record) + record["ttl"] / 1000
+        await self.store.put("task", key, record, expires_at=max(expires_at, now + 1))
+        running = self._running.get(params.task_id)
+        if running is not None:
+            running.cancel()
+        return _public(record)
+
+    async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
+        request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
+        owner = owner_of(request)
+        index = await self.store.get("task-index", owner) or {"ids": []}
+        ids = list(reversed(index["ids"]))
+        start = 0
+        if params.cursor:
+            if not params.cursor.isdigit():
+                raise MCPError(code=types.INVALID_PARAMS, message=f"Invalid cursor {params.cursor!r}; list again")
+            start = int(params.cursor)
+        found: list[dict[str, Any]] = []
+        position = start
+        while position < len(ids) and len(found) < _PAGE:
+            record = await self.store.get("task", f"{owner}:{ids[position]}")
+            position += 1
+            if record is not None:
+                found.append(_public(record))
+        answer: dict[str, Any] = {"tasks": found}
+        if position < len(ids):
+            answer["nextCursor"] = str(position)
+        return answer
+
+
+def _public(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A task as the wire shows it (MCP 2025-11-25 `Task`)."""
+    return {
+        key: record[key]
+        for key in ("taskId", "status", "statusMessage", "createdAt", "lastUpdatedAt", "ttl", "pollInterval")
+    }
+
+
+def _created(record: Mapping[str, Any]) -> float:
+    return datetime.fromisoformat(str(record["createdAt"]).replace("Z", "+00:00")).timestamp()
