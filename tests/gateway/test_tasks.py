@@ -1,0 +1,207 @@
+"""Long calls as MCP 2025-11-25 tasks, through the official `mcp` client over HTTP: the capability and each tool's
+task support, a call that outlives the gateway's timeout run as a task, cancelling, listing, callers kept apart,
+and task state in SQLite and in a real Redis (shared by two gateway instances)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from fastapi import FastAPI
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from gateway.app import Gateway
+from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from gateway.tasks import TaskConfig
+from oauth import open_store
+from tests.oauth.conftest import redis_url  # noqa: F401 - the session's redis-server fixture
+
+pytestmark = pytest.mark.anyio
+
+URL = "http://localhost/mcp"
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def make_gateway(tasks: TaskConfig | None, **options: Any) -> tuple[FastAPI, Gateway]:
+    app = create_app(debug_routes=True)
+    gateway = Gateway(app=app, whoami="users.get_current_user", timeout=0.5, tasks=tasks, **options)
+    gateway.mount(app, "/mcp")
+    return app, gateway
+
+
+@asynccontextmanager
+async def connect(app: FastAPI, key: str = ADMIN_KEY) -> AsyncIterator[Client]:
+    """The official client, speaking 2025-11-25 (the initialize handshake), the version with tasks."""
+    async with (
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(app), headers={"authorization": f"Bearer {key}"}) as http,
+        Client(streamable_http_client(URL, http_client=http), mode="legacy") as client,
+    ):
+        yield client
+
+
+async def start_task(app: FastAPI, name: str, args: dict[str, Any], key: str = ADMIN_KEY) -> dict[str, Any]:
+    """A task-augmented tools/call; sent raw, since the SDK client validates tools/call answers as CallToolResult."""
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
+        response = await http.post(
+            URL,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": args, "task": {"ttl": 60_000}},
+            },
+            headers={
+                "authorization": f"Bearer {key}",
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": "2025-11-25",
+            },
+        )
+    body = response.json()
+    assert "result" in body, body
+    task: dict[str, Any] = body["result"]["task"]
+    return task
+
+
+async def get(client: Client, task_id: str) -> types.GetTaskResult:
+    request = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=task_id))
+    return await client.session.send_request(request, types.GetTaskResult)
+
+
+async def result(client: Client, task_id: str) -> types.CallToolResult:
+    request = types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id))
+    return await client.session.send_request(request, types.CallToolResult)
+
+
+def text(answer: types.CallToolResult) -> str:
+    return "\n".join(block.text for block in answer.content if isinstance(block, types.TextContent))
+
+
+SLOW = {"name": "debug.slow", "args": {"seconds": 1.0}}
+
+
+async def test_the_server_declares_tasks_and_which_tools_take_them() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan(), connect(app) as client:
+        capabilities = client.session.server_capabilities
+        assert capabilities is not None and capabilities.tasks is not None
+        assert capabilities.tasks.requests is not None and capabilities.tasks.requests.tools is not None
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    call = tools["call_function"].execution
+    assert call is not None and call.task_support == "optional"
+    assert tools["search_functions"].execution is None
+
+
+async def test_without_tasks_no_capability_is_declared() -> None:
+    app, gateway = make_gateway(None)
+    async with gateway.lifespan(), connect(app) as client:
+        capabilities = client.session.server_capabilities
+        assert capabilities is not None and capabilities.tasks is None
+
+
+async def test_a_call_past_the_timeout_says_how_to_run_it_as_a_task_and_then_runs_as_one() -> None:
+    app, gateway = make_gateway(TaskConfig(timeout=10))
+    async with gateway.lifespan(), connect(app) as client:
+        timed_out = await client.call_tool("call_function", SLOW)
+        assert timed_out.is_error
+        assert "did not answer within 0.5 s" in text(timed_out)
+        assert 'run it as a task, which may take 10 s: send the tools/call with "task": {}' in text(timed_out)
+
+        task = await start_task(app, "call_function", SLOW)
+        assert task["status"] == "working" and task["ttl"] == 60_000
+        answer = await result(client, task["taskId"])  # blocks until the call ends
+        assert not answer.is_error and answer.structured_content == {"slept": 1.0}
+        assert answer.meta is not None and answer.meta["io.modelcontextprotocol/related-task"] == {
+            "taskId": task["taskId"]
+        }
+        done = await get(client, task["taskId"])
+    assert done.status == "completed"
+
+
+async def test_without_tasks_the_timeout_says_nothing_of_them() -> None:
+    app, gateway = make_gateway(None)
+    async with gateway.lifespan(), connect(app) as client:
+        timed_out = await client.call_tool("call_function", SLOW)
+    assert timed_out.is_error and "task" not in text(timed_out)
+
+
+async def test_a_failed_call_is_a_failed_task_whose_result_is_the_error() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan(), connect(app) as client:
+        task = await start_task(app, "call_function", {"name": "orders.get_order", "args": {"order_id": "nope"}})
+        answer = await result(client, task["taskId"])
+        state = await get(client, task["taskId"])
+    assert answer.is_error and state.status == "failed"
+
+
+async def test_a_working_task_can_be_cancelled_once_and_then_has_no_result() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan(), connect(app) as client:
+        task = await start_task(app, "call_function", {"name": "debug.slow", "args": {"seconds": 5}})
+        request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task["taskId"]))
+        cancelled = await client.session.send_request(request, types.CancelTaskResult)
+        assert cancelled.status == "cancelled"
+        assert (await get(client, task["taskId"])).status == "cancelled"
+        with pytest.raises(MCPError) as again:
+            await client.session.send_request(request, types.CancelTaskResult)
+        assert again.value.error.code == types.INVALID_PARAMS and "already cancelled" in again.value.error.message
+        with pytest.raises(MCPError, match="cancelled"):
+            await result(client, task["taskId"])
+
+
+async def test_tasks_belong_to_their_caller() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan(), connect(app) as admin, connect(app, MEMBER_KEY) as member:
+        first = await start_task(app, "whoami", {})
+        second = await start_task(app, "whoami", {})
+        await result(admin, second["taskId"])
+        listed = await admin.session.send_request(types.ListTasksRequest(), types.ListTasksResult)
+        assert [task.task_id for task in listed.tasks] == [second["taskId"], first["taskId"]]
+        with pytest.raises(MCPError) as foreign:
+            await get(member, first["taskId"])
+        assert foreign.value.error.code == types.INVALID_PARAMS and "Unknown task" in foreign.value.error.message
+        assert (await member.session.send_request(types.ListTasksRequest(), types.ListTasksResult)).tasks == []
+
+
+async def test_a_hidden_or_unknown_tool_cannot_be_started_as_a_task() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
+        response = await http.post(
+            URL,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope", "task": {}}},
+            headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"},
+        )
+    assert response.json()["error"]["code"] == types.INVALID_PARAMS
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "tasks.db")
+    url: str = request.getfixturevalue("redis_url")
+    return url
+
+
+async def test_two_instances_sharing_a_store_serve_each_others_tasks(store_url: str) -> None:
+    first_store, second_store = open_store(store_url), open_store(store_url)
+    first_app, first = make_gateway(TaskConfig(store=first_store, poll_interval=0.05))
+    second_app, second = make_gateway(TaskConfig(store=second_store, poll_interval=0.05))
+    async with first.lifespan(), second.lifespan(), connect(second_app) as other:
+        task = await start_task(first_app, "call_function", {"name": "debug.slow", "args": {"seconds": 0.2}})
+        assert (await get(other, task["taskId"])).status in ("working", "completed")
+        answer = await result(other, task["taskId"])  # polls the shared store while the first instance runs it
+        assert not answer.is_error
+        listed = await other.session.send_request(types.ListTasksRequest(), types.ListTasksResult)
+        assert [found.task_id for found in listed.tasks] == [task["taskId"]]
+    await first_store.aclose()
+    await second_store.aclose()
