@@ -107,6 +107,7 @@ class Gateway:
         visible: VisibleHook | None = None,
         scopes: ScopeMap | None = None,
         tasks: TaskConfig | None = None,
+        progress_interval: float = 5.0,
     ) -> None:
         self._compose(
             GatewayConfig(
@@ -143,6 +144,7 @@ class Gateway:
                 visible=visible,
                 scopes=scopes,
                 tasks=tasks,
+                progress_interval=progress_interval,
             )
         )
 
@@ -221,6 +223,7 @@ class Gateway:
             on_error=config.on_error,
             handler_validates=self.toolset.self_validating,
             hidden_tools=self._hidden_tools if self._surface_varies() else None,
+            progress_interval=config.progress_interval,
         )
         #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
         self.tasks: Tasks | None = None

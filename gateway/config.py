@@ -90,6 +90,7 @@ class GatewayConfig:
     visible: VisibleHook | None = None
     scopes: ScopeMap | None = None
     tasks: TaskConfig | None = None
+    progress_interval: float = 5.0
     #: Derived: the proxies parsed, and the effect rules of read_only/destructive/writes.
     proxies: TrustedProxies = field(init=False, repr=False, compare=False)
     effects: EffectRules = field(init=False, repr=False, compare=False)
@@ -111,6 +112,8 @@ class GatewayConfig:
             raise ConfigError("give app (in-process dispatch) or upstream (a base URL), not both")
         if self.max_output_bytes < 1000:
             raise ConfigError(f"max_output_bytes must be at least 1000, got {self.max_output_bytes!r}")
+        if not self.progress_interval > 0:
+            raise ConfigError(f"progress_interval must be a positive number of seconds, got {self.progress_interval!r}")
         if not self.timeout > 0:
             raise ConfigError(f"timeout must be a positive number of seconds, got {self.timeout!r}")
         if self.reference_path and not self.reference_path.startswith("/"):

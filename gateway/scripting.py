@@ -22,6 +22,7 @@ from catalog.model import Function
 from gateway.caller import RequestInfo, RestContext
 from gateway.dispatcher import Dispatcher, decode_body
 from gateway.errors import ConfigError, RestError, ToolError
+from gateway.progress import report as report_progress
 from gateway.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.types import ErrorHook, RestContextFor
 from gateway.visibility import Surface, View
@@ -190,7 +191,10 @@ class ScriptTool:
                     f"{name} changes data, and scripts on this server may only call read-only functions; "
                     "call it with call_function instead"
                 )
-            return await _call(self.dispatcher, function, args, context)
+            try:
+                return await _call(self.dispatcher, function, args, context)
+            finally:
+                await report_progress(f"run_script called {function.name}")
 
         return call
 

@@ -23,6 +23,7 @@ from catalog.errors import shown
 from gateway.arguments import argument_problems, oversized
 from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
+from gateway.progress import reporting
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity, request_info
 from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec, validator_for
 from gateway.types import Authenticator, ErrorHook, ToolHandler
@@ -63,6 +64,7 @@ class McpEndpoint:
         validate_arguments: bool = True,
         handler_validates: Collection[str] = (),
         hidden_tools: HiddenTools | None = None,
+        progress_interval: float = 5.0,
     ) -> None:
         if not name.strip():
             raise ConfigError("the server name must not be empty; clients show it to people")
@@ -81,6 +83,8 @@ class McpEndpoint:
         self.authenticate = authenticate
         self._handle = handle
         self._hidden_tools = hidden_tools
+        #: Seconds between the "still working" progress notifications of a call whose client asked for progress.
+        self.progress_interval = progress_interval
         self._on_error = on_error
         self._specs = specs
         self._validators: dict[str, jsonschema.protocols.Validator] | None = (
@@ -199,7 +203,13 @@ class McpEndpoint:
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {shown(params.name)}; call tools/list for the tools this server has",
             )
-        result = await self._run(self._specs[params.name], params.arguments or {}, info)
+        spec = self._specs[params.name]
+        meta = ctx.meta or {}
+        if meta.get("progress_token", meta.get("progressToken")) is None:
+            return _wire_result(await self._run(spec, params.arguments or {}, info))
+        # The client asked for progress: the SDK's reporter sends it against the request's token.
+        async with reporting(ctx.session.report_progress, interval=self.progress_interval, what=spec.name):
+            result = await self._run(spec, params.arguments or {}, info)
         return _wire_result(result)
 
 

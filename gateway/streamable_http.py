@@ -326,6 +326,16 @@ def _single_request(body: bytes) -> JSONRPCRequest | None:
     return message if isinstance(message, JSONRPCRequest) else None
 
 
+def _wants_progress(request: JSONRPCRequest, headers: Mapping[str, str]) -> bool:
+    """Whether a tools/call carries a progress token and its client takes an SSE answer (MCP 2025-11-25
+    transports: a POST may be answered with an SSE stream carrying the request's notifications)."""
+    meta = (request.params or {}).get("_meta")
+    if request.method != "tools/call" or not isinstance(meta, dict) or meta.get("progressToken") is None:
+        return False
+    accepted = [part.split(";", 1)[0].strip().lower() for part in headers.get("accept", "").split(",")]
+    return "text/event-stream" in accepted
+
+
 async def _serve_lifespan(receive: Receive, send: Send) -> None:
     # Nothing to start: every request is served on its own. Answering lets uvicorn run the app bare.
     while True:
@@ -428,10 +438,14 @@ class StreamableHttpApp:
         ):
             messages, body = await _read_body(receive, self.max_body_bytes)
             request = _single_request(body) if body is not None else None
-            if request is not None:
+            if request is not None and not _wants_progress(request, headers):
                 await self._serve_single(request, version or DEFAULT_NEGOTIATED_VERSION, scope, messages, send)
                 return
             receive = _replay(messages, receive)
+            if request is not None:
+                # A progress token asks for notifications before the answer: only an SSE response carries them.
+                await self._serve_manager(scope, receive, send, json_response=False)
+                return
         await self._serve_sdk(scope, receive, send)
 
     async def _serve_single(
@@ -478,12 +492,15 @@ class StreamableHttpApp:
             modern = functools.partial(_handle_modern_request, self.endpoint.server, None, True, {})
             await RequestBodyLimitMiddleware(modern, self.max_body_bytes)(scope, receive, send)
             return
+        await self._serve_manager(scope, receive, send, json_response=True)
+
+    async def _serve_manager(self, scope: Scope, receive: Receive, send: Send, *, json_response: bool) -> None:
         # A manager per request: its task group then lives exactly as long as the request, so mounting needs
         # no lifespan. Host and Origin were checked above, so the SDK's own check stays off. Its start/stop INFO
         # lines say nothing about a per-request manager: _QuietManager drops them.
         manager = StreamableHTTPSessionManager(
             self.endpoint.server,
-            json_response=True,
+            json_response=json_response,
             stateless=True,
             security_settings=None,
             max_request_body_size=self.max_body_bytes,
