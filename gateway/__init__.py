@@ -20,11 +20,14 @@ from gateway.scripting import ScriptConfig
 from gateway.server import McpEndpoint
 from gateway.stdio import run_stdio
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
+from gateway.tasks import TaskConfig
 from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
+from gateway.visibility import Caller
 
 __all__ = [
     "ArgumentError",
     "AuthFunc",
+    "Caller",
     "ConfigError",
     "CredentialError",
     "CredentialRefusal",
@@ -42,6 +45,7 @@ __all__ = [
     "RestError",
     "ScriptConfig",
     "StreamableHttpApp",
+    "TaskConfig",
     "TextContent",
     "ToolError",
     "ToolResult",

@@ -66,6 +66,11 @@ class Gateway:
     `research` (True, or a `ResearchConfig`) adds ChatGPT's `search`/`fetch` pair; `reference_path` (e.g.
     "/reference") serves the reference page, which catalog search/fetch cite, so it defaults to "/reference" with
     them ('' for none); `script` (a `ScriptConfig`) adds run_script, which needs `whoami`.
+    `visible` (a function of a `Caller` and a `Function`) and `scopes` (OAuth scope → function-name patterns)
+    give each caller its own surface: a function off it is unknown to that caller in every tool (see
+    `gateway.visibility`). `tasks` (a `TaskConfig`) serves task-augmented tool calls (MCP 2025-11-25 tasks);
+    `progress_interval` is the time between the "still working" notifications sent to a client that asked
+    for progress.
 
     Construction loads and checks everything and raises ConfigError (or the catalog's DocumentError) saying
     what to fix. Every option is kept in `config`, a `GatewayConfig`; `Gateway.from_config` takes one.
