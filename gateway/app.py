@@ -228,6 +228,7 @@ class Gateway:
             on_error=config.on_error,
             handler_validates=self.toolset.self_validating,
             hidden_tools=self._hidden_tools if self._surface_varies() else None,
+            hides_tool=self._hides_tool if self._surface_varies() else None,
             progress_interval=config.progress_interval,
         )
         #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
@@ -277,6 +278,15 @@ class Gateway:
         if self.scripts is not None and not await self.scripts.offered_to(request):
             hidden.add(self.scripts.spec.name)
         return frozenset(hidden)
+
+    async def _hides_tool(self, name: str, request: RequestInfo) -> bool:
+        """Whether tool `name` is hidden from the caller of `request` (only run_script may cost a whoami call)."""
+        function = self.toolset.promoted.get(name)
+        if function is not None:
+            return not self.surface.allows(request, function)
+        if self.scripts is not None and name == self.scripts.spec.name:
+            return not await self.scripts.offered_to(request)
+        return False
 
     async def _rest_context(self, request: RequestInfo) -> RestContext:
         """What the REST calls of `request` carry: forwarded headers the gateway rebuilt, then the credentials."""

@@ -37,6 +37,9 @@ _STDIO = RequestInfo(transport="stdio")
 HiddenTools = Callable[[RequestInfo], Awaitable[Collection[str]]]
 """The names of the tools a request's caller may not see (and so cannot call); see `gateway.visibility`."""
 
+HidesTool = Callable[[str, RequestInfo], Awaitable[bool]]
+"""Whether one tool is hidden from a request's caller: what a call checks, cheaper than the whole list."""
+
 
 class McpEndpoint:
     """An MCP server with a fixed list of tools; serve it with `http_app()` or `gateway.stdio.run_stdio`.
@@ -64,6 +67,7 @@ class McpEndpoint:
         validate_arguments: bool = True,
         handler_validates: Collection[str] = (),
         hidden_tools: HiddenTools | None = None,
+        hides_tool: HidesTool | None = None,
         progress_interval: float = 5.0,
     ) -> None:
         if not name.strip():
@@ -83,6 +87,7 @@ class McpEndpoint:
         self.authenticate = authenticate
         self._handle = handle
         self._hidden_tools = hidden_tools
+        self._hides_tool = hides_tool
         #: Seconds between the "still working" progress notifications of a call whose client asked for progress.
         self.progress_interval = progress_interval
         self._on_error = on_error
@@ -124,18 +129,21 @@ class McpEndpoint:
         Use it to offer the same tools to an agent embedded in the host: the arguments are validated, a
         handler failure becomes a failed result, and the result is checked against the tool's contract.
         """
-        hidden = await self._hidden_tools(request) if self._hidden_tools is not None else ()
-        spec = self._specs.get(name) if name not in hidden else None
+        spec = self._specs.get(name) if not await self._hidden(name, request) else None
         if spec is None:
+            hidden = await self._hidden_tools(request) if self._hidden_tools is not None else ()
             shown_tools = [tool for tool in self._specs if tool not in hidden]
             raise ToolError(f"unknown tool {shown(name)}; the tools are {', '.join(shown_tools) or 'none'}")
         return await self._run(spec, args, request)
 
     async def offers(self, name: str, request: RequestInfo) -> bool:
         """Whether the caller of `request` is offered tool `name` (it exists and is not hidden from it)."""
-        if name not in self._specs:
-            return False
-        return self._hidden_tools is None or name not in await self._hidden_tools(request)
+        return name in self._specs and not await self._hidden(name, request)
+
+    async def _hidden(self, name: str, request: RequestInfo) -> bool:
+        if self._hides_tool is not None:
+            return await self._hides_tool(name, request)
+        return self._hidden_tools is not None and name in await self._hidden_tools(request)
 
     async def _run(self, spec: ToolSpec, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
         name = spec.name
@@ -195,8 +203,7 @@ class McpEndpoint:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         info = request_info(ctx.request) if ctx.request is not None else _STDIO
-        hidden = await self._hidden_tools(info) if self._hidden_tools is not None else ()
-        if params.name not in self._specs or params.name in hidden:
+        if params.name not in self._specs or await self._hidden(params.name, info):
             # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602). A tool
             # hidden from this caller is unknown to it, in the same words.
             raise MCPError(
