@@ -3,14 +3,16 @@ one per call a script makes, and a heartbeat while a slow upstream keeps the cal
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 from fastapi import FastAPI
-from mcp import Client
+from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway.app import Gateway
@@ -20,6 +22,8 @@ from sandbox import ScriptLimits
 from tests.gateway.conftest import serve_http
 
 pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +112,18 @@ async def test_without_a_progress_token_no_notification_is_sent() -> None:
             },
         )
     assert response.headers["content-type"] == "application/json"
+
+
+async def test_script_progress_reaches_a_client_over_stdio() -> None:
+    server = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gateway.cli", "stdio", "--scripts"],
+        env={"MCP_GATEWAY_TOKEN": ADMIN_KEY},
+        cwd=REPO,
+    )
+    progress = Progress()
+    async with Client(server, mode="legacy") as client:
+        code = "await api.orders.list_orders({}); 'done'"
+        result = await client.call_tool("run_script", {"code": code}, progress_callback=progress)
+    assert not result.is_error
+    assert progress.seen == [(1.0, None, "run_script called orders.list_orders")]
