@@ -174,14 +174,21 @@ async def test_tasks_belong_to_their_caller() -> None:
 
 
 async def test_a_hidden_or_unknown_tool_cannot_be_started_as_a_task() -> None:
-    app, gateway = make_gateway(TaskConfig())
+    app, gateway = make_gateway(
+        TaskConfig(), tools=["orders.get_order"], visible=lambda caller, function: function.name != "orders.get_order"
+    )
     async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
-        response = await http.post(
-            URL,
-            json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nope", "task": {}}},
-            headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"},
-        )
-    assert response.json()["error"]["code"] == types.INVALID_PARAMS
+        answers = [
+            await http.post(
+                URL,
+                json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": name, "task": {}}},
+                headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"},
+            )
+            for name in ("nope", "orders-get_order")
+        ]
+    errors = [answer.json()["error"] for answer in answers]
+    assert [error["code"] for error in errors] == [types.INVALID_PARAMS, types.INVALID_PARAMS]
+    assert errors[1]["message"] == errors[0]["message"].replace("'nope'", "'orders-get_order'")
 
 
 @pytest.fixture(params=["sqlite", "redis"])
