@@ -63,7 +63,6 @@ CALLS = {
     "text and structured content": _call("echo", {"text": "hi", "shout": True}),
     "a string id": _call("echo", {"text": "hi"}, request_id="call-7"),
     "id zero": _call("echo", {"text": "hi"}, request_id=0),
-    "a progress token": _call("echo", {"text": "hi"}, _meta={"progressToken": "p1"}),
     "a tool error": _call("refuse", {}),
     "a crashing tool": _call("crash", {}),
     "invalid arguments": _call("echo", {"shout": "loud"}),
@@ -86,6 +85,16 @@ async def test_the_single_exchange_path_answers_byte_for_byte_what_the_sdk_answe
     fast, sdk = await _both(json.dumps(CALLS[case]).encode(), headers, handed_over=0)
     assert fast == sdk
     assert fast[0] == 200 and fast[1] == "application/json"
+
+
+async def test_a_call_with_a_progress_token_is_answered_as_an_sse_stream_and_json_only_clients_get_json() -> None:
+    body = json.dumps(_call("echo", {"text": "hi"}, _meta={"progressToken": "p1"})).encode()
+    headers = {**JSON_HEADERS, "authorization": "Bearer t0k3n"}
+    streamed, _ = await _both(body, headers, handed_over=0)
+    assert streamed[0] == 200 and streamed[1].startswith("text/event-stream")
+    assert b'"text":"hi"' in streamed[2]
+    fast, sdk = await _both(body, {**headers, "accept": "application/json"}, handed_over=0)
+    assert fast == sdk and fast[1] == "application/json"
 
 
 # Requests the single-exchange path hands over to the SDK, after reading (and replaying) the body or not.
