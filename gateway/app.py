@@ -26,12 +26,14 @@ from gateway.dispatcher import Dispatcher, decode_body
 from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
 from gateway.lifespan import app_lifespan
+from gateway.prompts import Prompt
 from gateway.reference import ReferencePage, reference_page
 from gateway.research import ResearchConfig, research_tools
 from gateway.routes import RouteReport, check_routes, mounted_prefixes, serves
 from gateway.scripting import ScriptConfig, ScriptTool
 from gateway.server import McpEndpoint
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
+from gateway.surface import catalog_resources, gateway_prompts
 from gateway.tools import ToolSet, instructions_for
 from gateway.toolspec import ToolResult, ToolSpec
 from gateway.transports import AsgiTransport, Transport, UpstreamTransport
@@ -64,6 +66,8 @@ class Gateway:
     `research` (True, or a `ResearchConfig`) adds ChatGPT's `search`/`fetch` pair; `reference_path` (e.g.
     "/reference") serves the reference page, which catalog search/fetch cite, so it defaults to "/reference" with
     them ('' for none); `script` (a `ScriptConfig`) adds run_script, which needs `whoami`.
+    `prompts` (`gateway.prompts.Prompt` values) are served after the built-in ones; the catalog is served as
+    resources (`gateway.surface` lists the URIs).
 
     Construction loads and checks everything and raises ConfigError (or the catalog's DocumentError) saying
     what to fix. Every option is kept in `config`, a `GatewayConfig`; `Gateway.from_config` takes one.
@@ -102,6 +106,7 @@ class Gateway:
         research: bool | ResearchConfig = False,
         reference_path: str | None = None,
         script: ScriptConfig | None = None,
+        prompts: Sequence[Prompt] = (),
     ) -> None:
         self._compose(
             GatewayConfig(
@@ -135,6 +140,7 @@ class Gateway:
                 research=research,
                 reference_path=reference_path,
                 script=script,
+                prompts=tuple(prompts),
             )
         )
 
@@ -199,6 +205,9 @@ class Gateway:
             scripts=self.scripts is not None,
         )
         self.instructions = instructions_for(self.catalog, config.instructions)
+        #: The catalog as MCP resources, and the built-in and operator prompts (see `gateway.surface`).
+        self.resources = catalog_resources(self)
+        self.prompts = gateway_prompts(self, config.prompts)
         self.endpoint = McpEndpoint(
             name=self.name,
             version=self.version,
@@ -208,6 +217,8 @@ class Gateway:
             authenticate=self._authenticate,
             on_error=config.on_error,
             handler_validates=self.toolset.self_validating,
+            resources=self.resources,
+            prompts=self.prompts,
         )
         self.security = TransportSecurity(allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins)
 
