@@ -82,7 +82,11 @@ def _big_spec(operations: int) -> dict[str, Any]:
     """A document with `operations` GET operations in one tag, for pagination and completion caps."""
     paths = {
         f"/items{index}": {
-            "get": {"operationId": f"get_item_{index:03d}", "tags": ["items"], "responses": {"200": {"description": "ok"}}}
+            "get": {
+                "operationId": f"get_item_{index:03d}",
+                "tags": ["items"],
+                "responses": {"200": {"description": "ok"}},
+            }
         }
         for index in range(operations)
     }
@@ -130,7 +134,9 @@ async def test_resources_read_as_the_tools_answer_them(mode: str) -> None:
     assert _text(term) == await _tool_text(gateway, "explain_term", {"name": "Order"})
 
 
-async def test_the_snapshot_resource_is_the_committed_surface_and_the_reference_page_is_served_where_configured() -> None:
+async def test_the_snapshot_resource_is_the_committed_surface_and_the_reference_page_is_served_where_configured() -> (
+    None
+):
     plain, served = _demo(), _demo(reference_path="/reference")
     async with _client(plain) as client:
         snapshot = (await client.read_resource("catalog://snapshot")).contents[0]
@@ -181,7 +187,8 @@ async def test_the_templates_are_listed_and_their_variables_complete_by_prefix(m
             types.ResourceTemplateReference(uri="catalog://functions/{function}"), {"name": "function", "value": "ord"}
         )
         parts = await client.complete(
-            types.ResourceTemplateReference(uri="catalog://functions/{function}"), {"name": "function", "value": "get_o"}
+            types.ResourceTemplateReference(uri="catalog://functions/{function}"),
+            {"name": "function", "value": "get_o"},
         )
         modules = await client.complete(
             types.ResourceTemplateReference(uri="catalog://modules/{module}"), {"name": "module", "value": ""}
@@ -210,7 +217,8 @@ async def test_completion_is_capped_at_100_values_and_says_there_are_more() -> N
     gateway = Gateway(spec=_big_spec(250), upstream="https://big.example.com")
     async with _client(gateway) as client:
         found = await client.complete(
-            types.ResourceTemplateReference(uri="catalog://functions/{function}"), {"name": "function", "value": "items"}
+            types.ResourceTemplateReference(uri="catalog://functions/{function}"),
+            {"name": "function", "value": "items"},
         )
     assert len(found.completion.values) == 100
     assert (found.completion.total, found.completion.has_more) == (250, True)
@@ -312,7 +320,7 @@ def test_prompt_arguments_and_names_that_clash_are_refused() -> None:
     clash = Prompt(name="explore_module", description="Mine.", template="x")
     with pytest.raises(ConfigError, match="'explore_module' is given twice"):
         _demo(prompts=[clash])
-    with pytest.raises(ConfigError, match="list of gateway.prompts.Prompt"):
+    with pytest.raises(ConfigError, match=r"list of gateway\.prompts\.Prompt"):
         _demo(prompts=["explore_module"])
 
 
