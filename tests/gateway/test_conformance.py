@@ -177,7 +177,6 @@ def _suite_prompts() -> PromptSet:
             TextContent(text="Please analyze the image above."),
         )
 
-    required = {"required": True}
     return PromptSet(
         [
             Prompt(
@@ -189,15 +188,17 @@ def _suite_prompts() -> PromptSet:
                 name="test_prompt_with_arguments",
                 description="A prompt with two arguments.",
                 arguments=(
-                    PromptArgument(name="arg1", description="First test argument", **required),
-                    PromptArgument(name="arg2", description="Second test argument", **required),
+                    PromptArgument(name="arg1", description="First test argument", required=True),
+                    PromptArgument(name="arg2", description="Second test argument", required=True),
                 ),
                 template="Prompt with arguments: arg1='{arg1}', arg2='{arg2}'",
             ),
             Prompt(
                 name="test_prompt_with_embedded_resource",
                 description="A prompt that embeds a resource.",
-                arguments=(PromptArgument(name="resourceUri", description="URI of the resource to embed", **required),),
+                arguments=(
+                    PromptArgument(name="resourceUri", description="URI of the resource to embed", required=True),
+                ),
                 template="{resourceUri}",
             ),
             Prompt(name="test_prompt_with_image", description="A prompt with an image.", template="image"),
