@@ -545,7 +545,8 @@ async def _inspect_surface(home: Path, *target: str) -> dict[str, Any]:
         ("prompts", ["--method", "prompts/list"]),
         ("prompt", ["--method", "prompts/get", "--prompt-name", "explore_module", "--prompt-args", "module=orders"]),
     ):
-        code, answers[key] = await _inspect(home, *target, *args)
+        # A generous connect timeout: a stdio server's start-up is slow on a busy machine.
+        code, answers[key] = await _inspect(home, *target, *args, "--connect-timeout", "60000")
         assert code == 0, (key, answers[key])
     return answers
 
