@@ -278,12 +278,11 @@ def _reference_option(parser: argparse.ArgumentParser, serves: str = "serve the 
 
 
 def _reference_path(options: argparse.Namespace) -> str | None:
-    """Where the reference page is served: --reference-path, else /reference for the demo; None when off."""
+    """`reference_path=` as serve gives it: --reference-path ('' for none), else /reference for the demo, else the
+    gateway's own default (None)."""
     demo = not (options.spec or options.app or options.upstream)
     path: str | None = options.reference_path
-    if path is None:
-        path = "/reference" if demo else None
-    return path or None
+    return "/reference" if path is None and demo else path
 
 
 def _script_options(parser: argparse.ArgumentParser) -> None:
