@@ -14,7 +14,16 @@ from gateway.app import Gateway
 from gateway.caller import Peer, RequestInfo, RestContext
 from gateway.config import GatewayConfig
 from gateway.credentials import AuthFunc, CredentialRefusal, bearer_passthrough, bearer_to_headers
-from gateway.errors import ArgumentError, ConfigError, CredentialError, GatewayError, RestError, ToolError
+from gateway.errors import (
+    ArgumentError,
+    ConfigError,
+    CredentialError,
+    GatewayError,
+    RequestError,
+    RestError,
+    ToolError,
+)
+from gateway.prompts import Prompt, PromptArgument
 from gateway.research import DataSource, ResearchConfig
 from gateway.scripting import ScriptConfig
 from gateway.server import McpEndpoint
@@ -39,6 +48,9 @@ __all__ = [
     "ImageContent",
     "McpEndpoint",
     "Peer",
+    "Prompt",
+    "PromptArgument",
+    "RequestError",
     "RequestInfo",
     "ResearchConfig",
     "RestContext",

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gateway._schema_diff import Direction, schema_changes
+from gateway._surface_diff import surface_changes
 
 __all__ = ["Change", "FailOn", "SnapshotDiff", "Subject", "diff_snapshots"]
 
 FailOn = Literal["breaking", "any"]
-Subject = Literal["snapshot", "server", "instructions", "tool", "module", "function", "term"]
+Subject = Literal["snapshot", "server", "instructions", "tool", "module", "function", "term", "resource", "prompt"]
 
 #: Fields that are derived from others (signatures render the args); reported only when nothing else explains
 #: a difference, so one added argument is one line, not three.
@@ -30,7 +31,7 @@ class Change:
 
     breaking: bool
     subject: Subject
-    #: The tool, module, function or term; "" for the snapshot, the server and the instructions.
+    #: The tool, module, function, term, resource URI or prompt; "" for the snapshot, server and instructions.
     name: str
     message: str
 
@@ -45,7 +46,8 @@ class Change:
 
 @dataclass(frozen=True)
 class SnapshotDiff:
-    """The changes between two snapshots, in the order found: snapshot, server, tools, modules, functions, terms."""
+    """The changes between two snapshots, in the order found: snapshot, server, tools, modules, functions, terms,
+    resources, prompts."""
 
     changes: tuple[Change, ...] = ()
 
@@ -108,7 +110,9 @@ def diff_snapshots(old: Mapping[str, Any], new: Mapping[str, Any]) -> SnapshotDi
     _modules(old_modules, new_modules, out)
     _functions(_all_functions(old_modules), _all_functions(new_modules), out)
     _terms(_listed(old_catalog.get("terms")), _listed(new_catalog.get("terms")), out)
-    _rest(old, new, ("format", "server", "instructions", "tools", "catalog"), "snapshot", "", out)
+    surface_changes(old, new, out.add)
+    handled = ("format", "server", "instructions", "tools", "catalog", "resources", "resourceTemplates", "prompts")
+    _rest(old, new, handled, "snapshot", "", out)
     _rest(old_catalog, new_catalog, ("format", "title", "version", "modules", "terms"), "snapshot", "", out)
     if not out.items and old != new:
         out.add(False, "snapshot", "", "the files differ in details this check does not classify")

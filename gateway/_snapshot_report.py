@@ -21,6 +21,7 @@ _SECTIONS = {
     "module": '    "modules": [',
     "function": '    "modules": [',
     "term": '    "terms": [',
+    "prompt": '  "prompts": [',
 }
 _TOP = {"snapshot": '  "format": ', "server": '  "server": {', "instructions": '  "instructions": '}
 

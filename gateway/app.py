@@ -26,12 +26,14 @@ from gateway.dispatcher import Dispatcher, decode_body
 from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
 from gateway.lifespan import app_lifespan
+from gateway.prompts import Prompt
 from gateway.reference import ReferencePage, reference_page
 from gateway.research import ResearchConfig, research_tools
 from gateway.routes import RouteReport, check_routes, mounted_prefixes, serves
 from gateway.scripting import ScriptConfig, ScriptTool
 from gateway.server import McpEndpoint
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
+from gateway.surface import catalog_resources, gateway_prompts
 from gateway.tasks import TaskConfig, Tasks
 from gateway.tools import ToolSet, instructions_for
 from gateway.toolspec import ToolResult, ToolSpec
@@ -71,6 +73,8 @@ class Gateway:
     `gateway.visibility`). `tasks` (a `TaskConfig`) serves task-augmented tool calls (MCP 2025-11-25 tasks);
     `progress_interval` is the time between the "still working" notifications sent to a client that asked
     for progress.
+    `prompts` (`gateway.prompts.Prompt` values) are served after the built-in ones; the catalog is served as
+    resources (`gateway.surface` lists the URIs).
 
     Construction loads and checks everything and raises ConfigError (or the catalog's DocumentError) saying
     what to fix. Every option is kept in `config`, a `GatewayConfig`; `Gateway.from_config` takes one.
@@ -113,6 +117,7 @@ class Gateway:
         scopes: ScopeMap | None = None,
         tasks: TaskConfig | None = None,
         progress_interval: float = 5.0,
+        prompts: Sequence[Prompt] = (),
     ) -> None:
         self._compose(
             GatewayConfig(
@@ -150,6 +155,7 @@ class Gateway:
                 scopes=scopes,
                 tasks=tasks,
                 progress_interval=progress_interval,
+                prompts=tuple(prompts),
             )
         )
 
@@ -218,6 +224,9 @@ class Gateway:
             surface=self.surface,
         )
         self.instructions = instructions_for(self.catalog, config.instructions)
+        #: The catalog as MCP resources, and the built-in and operator prompts (see `gateway.surface`).
+        self.resources = catalog_resources(self)
+        self.prompts = gateway_prompts(self, config.prompts)
         self.endpoint = McpEndpoint(
             name=self.name,
             version=self.version,
@@ -230,6 +239,8 @@ class Gateway:
             hidden_tools=self._hidden_tools if self._surface_varies() else None,
             hides_tool=self._hides_tool if self._surface_varies() else None,
             progress_interval=config.progress_interval,
+            resources=self.resources,
+            prompts=self.prompts,
         )
         #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
         self.tasks: Tasks | None = None

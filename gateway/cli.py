@@ -118,12 +118,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a proxy (address, network such as 10.0.0.0/8, or *) whose X-Forwarded-For and -Proto are believed "
         "(repeatable); without one, forwarded headers are never trusted",
     )
-    serve.add_argument(
-        "--reference-path",
-        default=os.environ.get("MCP_GATEWAY_REFERENCE_PATH"),
-        metavar="PATH",
-        help="serve the reference page for people at PATH (default: /reference for the demo, else off; '' for off)",
-    )
+    _reference_option(serve)
     _oauth_options(serve)
     _script_options(serve)
     serve.set_defaults(run=_serve)
@@ -150,6 +145,9 @@ def _parser() -> argparse.ArgumentParser:
         "snapshot", type=Path, metavar="SNAPSHOT", help="the snapshot file, e.g. snapshots/api.json"
     )
     _gateway_options(surface_check)
+    # Every serve option that changes what agents see, so any served surface can be checked.
+    _script_options(surface_check)
+    _reference_option(surface_check, serves="the surface lists the reference page resource")
     surface_check.add_argument("--update", action="store_true", help="rewrite SNAPSHOT to match (after review)")
     surface_check.add_argument(
         "--fail-on",
@@ -167,6 +165,7 @@ def _parser() -> argparse.ArgumentParser:
 
     reference = commands.add_parser("reference", help="write the reference page: what agents see, for people")
     _gateway_options(reference)
+    _script_options(reference)
     reference.add_argument("-o", "--output", type=Path, default=None, help="HTML file to write (default: stdout)")
     reference.set_defaults(run=_reference)
     catalog = commands.add_parser("catalog", help="inspect the catalog an agent sees for an OpenAPI document")
@@ -267,6 +266,23 @@ def _seconds(text: str) -> float:
 def _env_list(name: str) -> list[str]:
     value = os.environ.get(f"MCP_GATEWAY_{name}", "")
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _reference_option(parser: argparse.ArgumentParser, serves: str = "serve the reference page for people") -> None:
+    parser.add_argument(
+        "--reference-path",
+        default=os.environ.get("MCP_GATEWAY_REFERENCE_PATH"),
+        metavar="PATH",
+        help=f"{serves} at PATH (default: /reference for the demo, else off; '' for off)",
+    )
+
+
+def _reference_path(options: argparse.Namespace) -> str | None:
+    """`reference_path=` as serve gives it: --reference-path ('' for none), else /reference for the demo, else the
+    gateway's own default (None)."""
+    demo = not (options.spec or options.app or options.upstream)
+    path: str | None = options.reference_path
+    return "/reference" if path is None and demo else path
 
 
 def _script_options(parser: argparse.ArgumentParser) -> None:
@@ -521,7 +537,7 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
     from gateway.serving import ServeLimits, serve
 
     demo = not (options.spec or options.app or options.upstream)
-    reference_path = options.reference_path if options.reference_path is not None else "/reference" if demo else None
+    reference_path = _reference_path(options)
     host = "127.0.0.1" if options.host in ("0.0.0.0", "::") else options.host  # noqa: S104 - only for the URL shown
     oauth = _oauth_server(options, host, demo) if options.oauth else None
     gateway, demo = _build_gateway(
@@ -774,7 +790,7 @@ def _snapshot(options: argparse.Namespace, out: TextIO) -> int:
 def _snapshot_check(options: argparse.Namespace, out: TextIO) -> int:
     from gateway.snapshot import check_snapshot, render_check
 
-    gateway, demo = _build_gateway(options)
+    gateway, demo = _build_gateway(options, reference_path=_reference_path(options), **_script_config(options))
     if demo:
         print("mcp-gateway: no --spec or --app given: checking the bundled demo API", file=sys.stderr)
     check = check_snapshot(gateway, options.snapshot, update=options.update)
@@ -806,7 +822,7 @@ def _accept_command(argv: Sequence[str]) -> str:
 def _reference(options: argparse.Namespace, out: TextIO) -> int:
     from gateway.reference import reference_page
 
-    gateway, _ = _build_gateway(options)
+    gateway, _ = _build_gateway(options, **_script_config(options))
     page = reference_page(gateway)
     if options.output is None:
         out.write(page)

@@ -16,6 +16,7 @@ from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
 from gateway.caller import TrustedProxies
 from gateway.credentials import AuthFunc
 from gateway.errors import ConfigError
+from gateway.prompts import Prompt
 from gateway.research import ResearchConfig
 from gateway.scripting import ScriptConfig
 from gateway.tasks import TaskConfig
@@ -91,6 +92,7 @@ class GatewayConfig:
     scopes: ScopeMap | None = None
     tasks: TaskConfig | None = None
     progress_interval: float = 5.0
+    prompts: tuple[Prompt, ...] = ()
     #: Derived: the proxies parsed, and the effect rules of read_only/destructive/writes.
     proxies: TrustedProxies = field(init=False, repr=False, compare=False)
     effects: EffectRules = field(init=False, repr=False, compare=False)
@@ -108,6 +110,9 @@ class GatewayConfig:
             object.__setattr__(self, "whoami_fields", _strings("whoami_fields", self.whoami_fields))
         object.__setattr__(self, "composites", tuple(self.composites))
         object.__setattr__(self, "extra_tools", tuple(self.extra_tools))
+        if isinstance(self.prompts, Prompt) or not all(isinstance(prompt, Prompt) for prompt in self.prompts):
+            raise ConfigError(f"prompts must be a list of gateway.prompts.Prompt values, not {self.prompts!r}")
+        object.__setattr__(self, "prompts", tuple(self.prompts))
         if self.app is not None and self.upstream is not None:
             raise ConfigError("give app (in-process dispatch) or upstream (a base URL), not both")
         if self.max_output_bytes < 1000:

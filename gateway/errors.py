@@ -3,16 +3,18 @@
 GatewayError
 ├── ConfigError        construction was given something it cannot serve (says what to fix)
 ├── CredentialError    the caller's bearer token was rejected (answered as HTTP 401)
-└── ToolError          a tool call failed in a way the agent can correct (isError result)
-    ├── ArgumentError  arguments do not fit the function's input schema
-    └── RestError      the REST API answered with an error status
+├── ToolError          a tool call failed in a way the agent can correct (isError result)
+│   ├── ArgumentError  arguments do not fit the function's input schema
+│   └── RestError      the REST API answered with an error status
+└── RequestError       a resources/*, prompts/* or completion/complete request names what does not exist
+                       (answered as JSON-RPC -32602 with the message and `data`)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["ArgumentError", "ConfigError", "CredentialError", "GatewayError", "RestError", "ToolError"]
+__all__ = ["ArgumentError", "ConfigError", "CredentialError", "GatewayError", "RequestError", "RestError", "ToolError"]
 
 
 class GatewayError(Exception):
@@ -50,3 +52,14 @@ class RestError(ToolError):
         super().__init__(message)
         self.status = status
         self.body = body
+
+
+class RequestError(GatewayError):
+    """A resource, prompt or completion request the endpoint cannot answer; `data` goes in the JSON-RPC error.
+
+    The message is written for the agent: what is unknown or missing, the closest names, and what to call.
+    """
+
+    def __init__(self, message: str, *, data: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.data = dict(data or {})

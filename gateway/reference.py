@@ -1,7 +1,8 @@
 """The reference page: one self-contained HTML page that shows people exactly what an agent reads.
 
-It holds the server instructions, every tool as tools/list shows it (description, annotations, schemas), every
-module with its functions, and every term. A function's entry is the text describe_function returns and a term's
+It holds the server instructions, every tool as tools/list shows it (description, annotations, schemas), the
+resources and resource templates, the prompts with their arguments, every module with its functions, and every
+term. A function's entry is the text describe_function returns and a term's
 the text explain_term returns, character for character; the page only adds links around parts of that text:
 types in signatures, arguments and fields link to their terms, a term's "Accepted by"/"Returned by" functions
 link to them, and each term lists the other functions whose signatures mention it.
@@ -32,6 +33,8 @@ from starlette.types import Receive, Scope, Send
 
 from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term
+from gateway.prompts import Prompt
+from gateway.resources import Resource, ResourceTemplate
 from gateway.toolspec import ToolSpec
 
 if TYPE_CHECKING:
@@ -90,10 +93,23 @@ def reference_page(gateway: Gateway) -> str:
         version=gateway.version,
         instructions=gateway.instructions,
         tools=gateway.tools(),
+        resources=gateway.resources.resources(),
+        templates=gateway.resources.templates(),
+        prompts=gateway.prompts.prompts(),
     )
 
 
-def render_reference(*, catalog: Catalog, name: str, version: str, instructions: str, tools: Sequence[ToolSpec]) -> str:
+def render_reference(
+    *,
+    catalog: Catalog,
+    name: str,
+    version: str,
+    instructions: str,
+    tools: Sequence[ToolSpec],
+    resources: Sequence[Resource] = (),
+    templates: Sequence[ResourceTemplate] = (),
+    prompts: Sequence[Prompt] = (),
+) -> str:
     """The whole page as one HTML string; equal inputs give equal pages."""
     linker = _Linker(catalog)
     modules = [(module, [linker.function(function) for function in module.functions]) for module in catalog.modules]
@@ -109,6 +125,16 @@ def render_reference(*, catalog: Catalog, name: str, version: str, instructions:
     body.append(f'<section id="tools" data-group><h2>Tools <span class="n">{len(tools)}</span></h2>')
     body.extend(_tool(spec) for spec in tools)
     body.append("</section>")
+    if resources or templates:
+        count = len(resources) + len(templates)
+        body.append(f'<section id="resources" data-group><h2>Resources <span class="n">{count}</span></h2>')
+        body.extend(_resource(r.uri, r.title, r.mime_type, r.description) for r in resources)
+        body.extend(_resource(t.uri_template, t.title, t.mime_type, t.description) for t in templates)
+        body.append("</section>")
+    if prompts:
+        body.append(f'<section id="prompts" data-group><h2>Prompts <span class="n">{len(prompts)}</span></h2>')
+        body.extend(_prompt(prompt) for prompt in prompts)
+        body.append("</section>")
     body.append(f'<section id="modules"><h2>Modules <span class="n">{len(catalog.modules)}</span></h2>')
     for module, entries in modules:
         ident = anchor("module", module.name)
@@ -130,7 +156,7 @@ def render_reference(*, catalog: Catalog, name: str, version: str, instructions:
         name=_e(name),
         version=_e(version),
         lede=_e(lede),
-        toc=_toc(catalog, len(tools)),
+        toc=_toc(catalog, len(tools), len(resources) + len(templates), len(prompts)),
         body="\n".join(body),
     )
 
@@ -139,10 +165,18 @@ def _e(text: str) -> str:
     return html.escape(text, quote=True)
 
 
-def _toc(catalog: Catalog, tools: int) -> str:
+def _toc(catalog: Catalog, tools: int, resources: int = 0, prompts: int = 0) -> str:
     parts = [
         '<ol><li><a href="#instructions">Instructions</a></li>',
         f'<li data-toc="tools"><a href="#tools">Tools</a> <span class="n">{tools}</span></li>',
+    ]
+    if resources:
+        parts.append(
+            f'<li data-toc="resources"><a href="#resources">Resources</a> <span class="n">{resources}</span></li>'
+        )
+    if prompts:
+        parts.append(f'<li data-toc="prompts"><a href="#prompts">Prompts</a> <span class="n">{prompts}</span></li>')
+    parts += [
         f'<li data-toc="modules"><a href="#modules">Modules</a> <span class="n">{len(catalog.modules)}</span><ol>',
     ]
     for module in catalog.modules:
@@ -189,6 +223,30 @@ def _tool(spec: ToolSpec) -> str:
         parts.append(f"<details><summary>Output schema</summary><pre>{_e(_json(spec.output_schema))}</pre></details>")
     parts.append("</article>")
     return "".join(parts)
+
+
+def _resource(uri: str, title: str, mime_type: str, description: str) -> str:
+    ident = anchor("resource", uri)
+    return (
+        f'<article class="item resource" id="{ident}" data-s="{_e(_key(uri, title))}">'
+        f'<h3><a class="self" href="#{ident}"><code>{_e(uri)}</code></a> — {_e(title)}</h3>'
+        f'<p class="hints"><span class="hint">{_e(mime_type)}</span></p>'
+        f'<pre class="description">{_e(description)}</pre></article>'
+    )
+
+
+def _prompt(prompt: Prompt) -> str:
+    ident = anchor("prompt", prompt.name)
+    lines = [prompt.description]
+    for argument in prompt.arguments:
+        flags = "required" if argument.required else "optional"
+        about = f" — {argument.description}" if argument.description else ""
+        lines.append(f"  {argument.name} ({flags}){about}")
+    return (
+        f'<article class="item prompt" id="{ident}" data-s="{_e(_key(prompt.name, prompt.title or ""))}">'
+        f'<h3><a class="self" href="#{ident}"><code>{_e(prompt.name)}</code></a> — {_e(prompt.title or prompt.name)}'
+        f'</h3><pre class="description">{_e(chr(10).join(lines))}</pre></article>'
+    )
 
 
 def _json(schema: Mapping[str, Any]) -> str:

@@ -20,10 +20,13 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from catalog.errors import shown
+from gateway._surface_wire import surface_handlers
 from gateway.arguments import argument_problems, oversized
 from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
 from gateway.progress import reporting
+from gateway.prompts import PromptSet
+from gateway.resources import ResourceSet
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity, request_info
 from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec, validator_for
 from gateway.types import Authenticator, ErrorHook, ToolHandler
@@ -49,7 +52,8 @@ class McpEndpoint:
     handler checks them itself in the same words). A `ToolError` it raises becomes a failed result
     carrying its message; any other exception is logged, passed to `on_error`, and answered with a generic
     internal error, and the server goes on serving. `authenticate`, when given, checks each HTTP request's
-    headers before the MCP layer sees it (see `gateway.tooling.Authenticator`).
+    headers before the MCP layer sees it (see `gateway.tooling.Authenticator`). `resources` and `prompts`, when
+    given, are served too (with completion/complete for their template variables and arguments).
 
     Construction validates everything and raises `ConfigError` saying what to fix.
     """
@@ -69,6 +73,8 @@ class McpEndpoint:
         hidden_tools: HiddenTools | None = None,
         hides_tool: HidesTool | None = None,
         progress_interval: float = 5.0,
+        resources: ResourceSet | None = None,
+        prompts: PromptSet | None = None,
     ) -> None:
         if not name.strip():
             raise ConfigError("the server name must not be empty; clients show it to people")
@@ -102,6 +108,9 @@ class McpEndpoint:
             else None
         )
         self._wire_tools = [_wire_tool(spec) for spec in specs.values()]
+        #: The resources and prompts served besides the tools (None: not served, the capability not declared).
+        self.resources = resources
+        self.prompts = prompts
         self.server: Server[Any] = Server(
             name,
             version=version,
@@ -110,6 +119,7 @@ class McpEndpoint:
             on_call_tool=self._on_call_tool,
             # Lets the 2026-07-28 Mcp-Param-* header check find a schema without running tools/list per call.
             get_tool_input_schema=self._input_schema,
+            **surface_handlers(resources, prompts, _info_of),
         )
         """The SDK's low-level server, for transports this package does not wrap."""
 
@@ -223,6 +233,10 @@ class McpEndpoint:
 def wire_result(result: ToolResult) -> types.CallToolResult:
     """The MCP `CallToolResult` of a tool's result."""
     return _wire_result(result)
+
+
+def _info_of(ctx: ServerRequestContext[Any]) -> RequestInfo:
+    return request_info(ctx.request) if ctx.request is not None else _STDIO
 
 
 def _wire_tool(spec: ToolSpec) -> types.Tool:

@@ -1,13 +1,15 @@
 """The gateway's agent-facing surface as a committed JSON file, and each change since, classified for review.
 
 A surface snapshot holds what an MCP client sees of one gateway: the server's name and version, the
-instructions, every tool as tools/list shows it (schemas and annotations), and the catalog snapshot (modules,
-functions, terms) that search_functions, describe_function and explain_term read from. `check_snapshot`
+instructions, every tool as tools/list shows it (schemas and annotations), the fixed resources and resource
+templates, every prompt as prompts/list shows it, and the catalog snapshot (modules, functions, terms) that
+search_functions, describe_function, explain_term and the resources read from. `check_snapshot`
 compares a gateway with its committed file; `diff_snapshots` classifies each change:
 
 - breaking: a function, tool, module, term or alias removed or renamed; an argument added as required, made
   required, removed, or its type narrowed; an enum value removed; a return type changed; a function or tool
-  that now writes or destroys; a field of a term removed.
+  that now writes or destroys; a field of a term removed; a resource, template or prompt removed, a resource's
+  media type changed, a prompt argument removed, added as required or made required.
 - non-breaking: additions, new optional arguments, widened argument types, wording (summaries, descriptions,
   instructions, titles), routes, deprecations.
 
@@ -28,6 +30,7 @@ from catalog.snapshot import catalog_snapshot, dump_snapshot
 from gateway._snapshot_diff import Change, FailOn, SnapshotDiff, Subject, diff_snapshots
 from gateway._snapshot_report import OutputFormat, render_check
 from gateway.errors import ConfigError
+from gateway.prompts import Prompt
 from gateway.toolspec import ToolSpec
 
 if TYPE_CHECKING:
@@ -45,6 +48,7 @@ __all__ = [
     "diff_snapshots",
     "gateway_snapshot",
     "load_snapshot",
+    "prompt_listing",
     "render_check",
     "tool_listing",
 ]
@@ -60,10 +64,38 @@ def gateway_snapshot(gateway: Gateway) -> dict[str, Any]:
         "server": {"name": gateway.name, "version": gateway.version},
         "instructions": gateway.instructions,
         "tools": [tool_listing(spec) for spec in gateway.tools()],
+        "resources": [
+            {"uri": r.uri, "name": r.name, "title": r.title, "description": r.description, "mimeType": r.mime_type}
+            for r in gateway.resources.resources()
+        ],
+        "resourceTemplates": [
+            {
+                "uriTemplate": t.uri_template,
+                "name": t.name,
+                "title": t.title,
+                "description": t.description,
+                "mimeType": t.mime_type,
+            }
+            for t in gateway.resources.templates()
+        ],
+        "prompts": [prompt_listing(prompt) for prompt in gateway.prompts.prompts()],
         "catalog": catalog_snapshot(gateway.catalog),
     }
     loaded: dict[str, Any] = json.loads(json.dumps(data))  # tuples become lists, as in the file
     return loaded
+
+
+def prompt_listing(prompt: Prompt) -> dict[str, Any]:
+    """One prompt as prompts/list shows it (MCP's camelCase keys)."""
+    return {
+        "name": prompt.name,
+        "title": prompt.title,
+        "description": prompt.description,
+        "arguments": [
+            {"name": argument.name, "description": argument.description, "required": argument.required}
+            for argument in prompt.arguments
+        ],
+    }
 
 
 def tool_listing(spec: ToolSpec) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """MCP's conformance suite and MCP Inspector's CLI, from npm, on real uvicorn: against the toy endpoint (every
-tools-only scenario, with the tools the suite calls by name) and against the real gateway over the demo shop
-(every scenario that applies to a server whose tools are the gateway's own), over HTTP and over stdio.
+scenario for tools, resources, prompts and completions, with the tools, resources and prompts the suite asks for
+by name) and against the real gateway over the demo shop (every scenario that applies to a server whose tools,
+resources and prompts are the gateway's own), over HTTP and over stdio.
 
 `scripts/install-node-tools` puts Node 22, `@modelcontextprotocol/conformance` and
 `@modelcontextprotocol/inspector` under `.tools/`; without that folder these tests are skipped.
@@ -14,7 +15,7 @@ import re
 import socket
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,10 @@ from gateway.app import Gateway
 from gateway.caller import RequestInfo
 from gateway.demo import ADMIN_KEY, create_app
 from gateway.errors import ToolError
+from gateway.prompts import Prompt, PromptArgument, PromptSet
+from gateway.resources import Resource, ResourceSet, ResourceTemplate
 from gateway.server import McpEndpoint
-from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
+from gateway.toolspec import Content, EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
 from tests.gateway.conftest import RED_PIXEL, TOY_INSTRUCTIONS, TOY_TOOLS, serve_http, toy_handle
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,18 +125,102 @@ async def _suite_handle(name: str, args: dict[str, Any], request: RequestInfo) -
     return await toy_handle(name, args, request)
 
 
+def _fixed(uri: str, mime_type: str, body: str | bytes) -> Resource:
+    async def read(request: RequestInfo) -> str | bytes:
+        return body
+
+    return Resource(
+        uri=uri,
+        name=uri.rpartition("/")[2],
+        title=uri,
+        description=f"The suite's {uri}.",
+        mime_type=mime_type,
+        read=read,
+    )
+
+
+async def _template_data(values: Mapping[str, str], request: RequestInfo) -> str:
+    return json.dumps({"id": values["id"], "templateTest": True, "data": f"Data for ID: {values['id']}"})
+
+
+# The resources and prompts the suite's resources-*, prompts-* and completion-complete scenarios ask for by name.
+SUITE_RESOURCES = ResourceSet(
+    [
+        _fixed("test://static-text", "text/plain", "This is the content of the static text resource."),
+        _fixed("test://static-binary", "image/png", RED_PIXEL),
+        _fixed("test://watched-resource", "text/plain", "A resource to subscribe to."),
+    ],
+    [
+        ResourceTemplate(
+            uri_template="test://template/{id}/data",
+            name="template-data",
+            title="Template data",
+            description="Data for one id.",
+            mime_type="application/json",
+            read=_template_data,
+            complete={"id": lambda: ["123", "124", "200"]},
+        )
+    ],
+)
+
+
+def _suite_prompts() -> PromptSet:
+    def embedded(arguments: Mapping[str, str]) -> Sequence[Content]:
+        resource = EmbeddedResource(
+            blob=b"Embedded resource content for testing.", mime_type="text/plain", uri=arguments["resourceUri"]
+        )
+        return (resource, TextContent(text="Please process the embedded resource above."))
+
+    def image(arguments: Mapping[str, str]) -> Sequence[Content]:
+        return (
+            ImageContent(data=RED_PIXEL, mime_type="image/png"),
+            TextContent(text="Please analyze the image above."),
+        )
+
+    return PromptSet(
+        [
+            Prompt(
+                name="test_simple_prompt",
+                description="A simple prompt.",
+                template="This is a simple prompt for testing.",
+            ),
+            Prompt(
+                name="test_prompt_with_arguments",
+                description="A prompt with two arguments.",
+                arguments=(
+                    PromptArgument(name="arg1", description="First test argument", required=True),
+                    PromptArgument(name="arg2", description="Second test argument", required=True),
+                ),
+                template="Prompt with arguments: arg1='{arg1}', arg2='{arg2}'",
+            ),
+            Prompt(
+                name="test_prompt_with_embedded_resource",
+                description="A prompt that embeds a resource.",
+                arguments=(
+                    PromptArgument(name="resourceUri", description="URI of the resource to embed", required=True),
+                ),
+                template="{resourceUri}",
+            ),
+            Prompt(name="test_prompt_with_image", description="A prompt with an image.", template="image"),
+        ],
+        renderers={"test_prompt_with_embedded_resource": embedded, "test_prompt_with_image": image},
+    )
+
+
 def conformance_endpoint() -> McpEndpoint:
-    """The toy tools plus the ones the suite's scenarios call by name."""
+    """The toy tools plus the tools, resources and prompts the suite's scenarios ask for by name."""
     return McpEndpoint(
         name="toy-conformance",
         version="1.0.0",
         instructions=TOY_INSTRUCTIONS,
         tools=(*TOY_TOOLS, *SUITE_TOOLS),
         handle=_suite_handle,
+        resources=SUITE_RESOURCES,
+        prompts=_suite_prompts(),
     )
 
 
-# What `conformance list --server` offers (0.2.0-alpha.12), sorted into what a tools-only server answers.
+# What `conformance list --server` offers (0.2.0-alpha.12), sorted into what the toy endpoint answers.
 # Each applicable scenario maps to the spec versions it runs at; the suite runs once per version.
 APPLICABLE: dict[str, tuple[str, ...]] = {
     "server-initialize": ("2025-06-18", "2025-11-25"),
@@ -151,14 +238,24 @@ APPLICABLE: dict[str, tuple[str, ...]] = {
     "http-header-validation": ("2026-07-28",),
     "http-custom-header-server-validation": ("2026-07-28",),
     "caching": ("2026-07-28",),
+    "completion-complete": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "resources-list": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "resources-read-text": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "resources-read-binary": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "resources-templates-read": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "resources-subscribe": ("2025-06-18", "2025-11-25"),
+    "resources-unsubscribe": ("2025-06-18", "2025-11-25"),
+    "sep-2164-resource-not-found": ("2026-07-28",),
+    "prompts-list": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "prompts-get-simple": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "prompts-get-with-args": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "prompts-get-embedded-resource": ("2025-06-18", "2025-11-25", "2026-07-28"),
+    "prompts-get-with-image": ("2025-06-18", "2025-11-25", "2026-07-28"),
 }
 SPEC_VERSIONS = ("2025-06-18", "2025-11-25", "2026-07-28")
 
-_PROMPTS = "the server offers tools only, no prompts"
-_RESOURCES = "the server offers tools only, no resources"
 _NO_CLIENT_REQUESTS = "the tools never ask the client for input (sampling, elicitation, roots)"
 NOT_APPLICABLE: dict[str, str] = {
-    "completion-complete": "no prompts or resource templates to complete",
     "logging-set-level": "the server sends no log notifications (logging is deprecated in 2026-07-28)",
     "tools-call-audio": "results carry text, images and embedded resources, never audio",
     "tools-call-with-logging": "the server sends no log notifications",
@@ -169,18 +266,6 @@ NOT_APPLICABLE: dict[str, str] = {
     "elicitation-sep1330-enums": _NO_CLIENT_REQUESTS,
     "server-sse-polling": "responses are JSON, never SSE streams",
     "server-sse-multiple-streams": "responses are JSON, never SSE streams",
-    "resources-list": _RESOURCES,
-    "resources-read-text": _RESOURCES,
-    "resources-read-binary": _RESOURCES,
-    "resources-templates-read": _RESOURCES,
-    "resources-subscribe": _RESOURCES,
-    "resources-unsubscribe": _RESOURCES,
-    "sep-2164-resource-not-found": _RESOURCES,
-    "prompts-list": _PROMPTS,
-    "prompts-get-simple": _PROMPTS,
-    "prompts-get-with-args": _PROMPTS,
-    "prompts-get-embedded-resource": _PROMPTS,
-    "prompts-get-with-image": _PROMPTS,
     **{
         f"input-required-result-{case}": _NO_CLIENT_REQUESTS
         for case in (
@@ -201,11 +286,8 @@ NOT_APPLICABLE: dict[str, str] = {
         )
     },
 }
-# Checks inside applicable scenarios that probe features a tools-only server does not have.
+# Checks inside applicable scenarios that probe features the toy endpoint does not have.
 NOT_APPLICABLE_CHECKS: dict[tuple[str, str], str] = {
-    ("caching", "sep-2549-prompts-list-caching-hints"): _PROMPTS,
-    ("caching", "sep-2549-resources-list-caching-hints"): _RESOURCES,
-    ("caching", "sep-2549-resources-templates-list-caching-hints"): _RESOURCES,
     ("server-stateless", "sep-2575-server-rejects-undeclared-capability"): _NO_CLIENT_REQUESTS,
     ("server-stateless", "sep-2575-missing-capability-http-400"): _NO_CLIENT_REQUESTS,
     ("server-stateless", "sep-2575-http-server-no-independent-requests-on-stream"): _NO_CLIENT_REQUESTS,
@@ -264,7 +346,7 @@ def _assert_passes(
 
 
 @pytest.mark.parametrize("version", SPEC_VERSIONS)
-async def test_the_conformance_suite_passes_every_scenario_a_tools_only_server_answers(
+async def test_the_conformance_suite_passes_every_scenario_for_tools_resources_prompts_and_completions(
     version: str, tmp_path: Path
 ) -> None:
     async with serve_http(conformance_endpoint().http_app()) as base:
@@ -325,8 +407,10 @@ async def test_inspector_lists_and_calls_the_tools_over_stdio(tmp_path: Path) ->
 
 # The real gateway: `Gateway` over the demo shop, as `mcp-gateway serve` runs it, one server for the module.
 
-#: Scenarios that call the suite's own test tools by name; the gateway's tools are its own.
+#: Scenarios that call the suite's own test tools, resources or prompts by name; the gateway's are its own.
 _SUITE_TOOL = "calls a test tool by name that only the toy endpoint has"
+_SUITE_RESOURCE = "reads or subscribes to a test resource by URI that only the toy endpoint has"
+_SUITE_PROMPT = "gets or completes a test prompt by name that only the toy endpoint has"
 NEEDS_SUITE_TOOLS: dict[str, str] = {
     "tools-call-simple-text": _SUITE_TOOL,
     "tools-call-image": _SUITE_TOOL,
@@ -335,6 +419,16 @@ NEEDS_SUITE_TOOLS: dict[str, str] = {
     "tools-call-error": _SUITE_TOOL,
     "json-schema-2020-12": _SUITE_TOOL,
     "http-custom-header-server-validation": "calls a test tool with an x-mcp-header argument",
+    "resources-read-text": _SUITE_RESOURCE,
+    "resources-read-binary": _SUITE_RESOURCE,
+    "resources-templates-read": _SUITE_RESOURCE,
+    "resources-subscribe": _SUITE_RESOURCE,
+    "resources-unsubscribe": _SUITE_RESOURCE,
+    "prompts-get-simple": _SUITE_PROMPT,
+    "prompts-get-with-args": _SUITE_PROMPT,
+    "prompts-get-embedded-resource": _SUITE_PROMPT,
+    "prompts-get-with-image": _SUITE_PROMPT,
+    "completion-complete": _SUITE_PROMPT,
 }
 GATEWAY_APPLICABLE = {name: versions for name, versions in APPLICABLE.items() if name not in NEEDS_SUITE_TOOLS}
 
@@ -439,3 +533,40 @@ async def test_inspector_lists_searches_and_calls_the_gateway_over_stdio(tmp_pat
     _assert_gateway_tools_listed(listing)
     assert _first_text(found).splitlines()[0].startswith("orders.cancel_order(")
     assert json.loads(_first_text(who))["name"] == "Alice Martin"
+
+
+async def _inspect_surface(home: Path, *target: str) -> dict[str, Any]:
+    """Inspector's answers for resources, a template read and prompts (its CLI offers no completion/complete)."""
+    answers: dict[str, Any] = {}
+    for key, args in (
+        ("resources", ["--method", "resources/list"]),
+        ("templates", ["--method", "resources/templates/list"]),
+        ("read", ["--method", "resources/read", "--uri", "catalog://functions/orders.get_order"]),
+        ("prompts", ["--method", "prompts/list"]),
+        ("prompt", ["--method", "prompts/get", "--prompt-name", "explore_module", "--prompt-args", "module=orders"]),
+    ):
+        # A generous connect timeout: a stdio server's start-up is slow on a busy machine.
+        code, answers[key] = await _inspect(home, *target, *args, "--connect-timeout", "60000")
+        assert code == 0, (key, answers[key])
+    return answers
+
+
+def _assert_surface(answers: Mapping[str, Any]) -> None:
+    uris = [resource["uri"] for resource in answers["resources"]["resources"]]
+    assert uris[0] == "catalog://overview" and "catalog://terms/Order" in uris
+    templates = [template["uriTemplate"] for template in answers["templates"]["resourceTemplates"]]
+    assert templates == ["catalog://modules/{module}", "catalog://functions/{function}", "catalog://terms/{term}"]
+    assert answers["read"]["contents"][0]["text"].startswith("orders.get_order(order_id: integer) -> Order")
+    assert [prompt["name"] for prompt in answers["prompts"]["prompts"]] == ["work_with_api", "explore_module"]
+    assert "orders.get_order(" in answers["prompt"]["messages"][0]["content"]["text"]
+
+
+async def test_inspector_reads_the_gateways_resources_and_gets_its_prompts_over_http(
+    gateway_url: str, tmp_path: Path
+) -> None:
+    _assert_surface(await _inspect_surface(tmp_path, gateway_url))
+
+
+async def test_inspector_reads_the_gateways_resources_and_gets_its_prompts_over_stdio(tmp_path: Path) -> None:
+    server = [*DEMO_STDIO, "--cwd", str(REPO), "-e", f"MCP_GATEWAY_TOKEN={ADMIN_KEY}"]
+    _assert_surface(await _inspect_surface(tmp_path, *server))

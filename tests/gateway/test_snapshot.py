@@ -202,6 +202,32 @@ def _tool_arg(required: bool) -> Callable[[Surface], None]:
     return mutate
 
 
+def _prompt(surface: Surface, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(entry for entry in surface["prompts"] if entry["name"] == name)
+    return found
+
+
+def _prompt_arg(required: bool) -> Callable[[Surface], None]:
+    def mutate(surface: Surface) -> None:
+        _prompt(surface, "explore_module")["arguments"].append(
+            {"name": "depth", "description": "", "required": required}
+        )
+
+    return mutate
+
+
+def _remove_prompt(surface: Surface) -> None:
+    surface["prompts"] = [p for p in surface["prompts"] if p["name"] != "explore_module"]
+
+
+def _remove_resource(surface: Surface) -> None:
+    surface["resources"] = [r for r in surface["resources"] if r["uri"] != "catalog://overview"]
+
+
+def _remove_template(surface: Surface) -> None:
+    surface["resourceTemplates"] = [t for t in surface["resourceTemplates"] if t["name"] != "term"]
+
+
 CASES: list[tuple[str, Callable[[Surface], None], bool, str]] = [
     ("function removed", _remove_function("orders.cancel_order"), True, "function orders.cancel_order: removed"),
     ("function renamed", _rename_function, True, "function orders.cancel_order: renamed to orders.cancel"),
@@ -258,6 +284,31 @@ CASES: list[tuple[str, Callable[[Surface], None], bool, str]] = [
         "instructions: changed (1 line added, 0 removed)",
     ),
     ("server renamed", _set(lambda s: s["server"], "name", "shop"), False, "server: name changed"),
+    ("resource removed", _remove_resource, True, "resource catalog://overview: resource removed"),
+    ("template removed", _remove_template, True, "resource catalog://terms/{term}: template removed"),
+    (
+        "resource media type changed",
+        _set(lambda s: s["resources"][0], "mimeType", "text/markdown"),
+        True,
+        "media type changed from text/plain to text/markdown",
+    ),
+    ("resource reworded", _set(lambda s: s["resources"][0], "description", "New."), False, "description changed"),
+    ("prompt removed", _remove_prompt, True, "prompt explore_module: removed"),
+    ("prompt argument added as required", _prompt_arg(True), True, "argument 'depth' added as required"),
+    ("prompt argument added as optional", _prompt_arg(False), False, "argument 'depth' added as optional"),
+    (
+        "prompt argument removed",
+        _set(lambda s: _prompt(s, "explore_module"), "arguments", []),
+        True,
+        "argument 'module' removed",
+    ),
+    (
+        "prompt argument made optional",
+        lambda s: _prompt(s, "explore_module")["arguments"][0].update(required=False),
+        False,
+        "argument 'module' is now optional",
+    ),
+    ("prompt reworded", _set(lambda s: _prompt(s, "work_with_api"), "title", "Hi"), False, "title changed"),
 ]
 
 
@@ -555,3 +606,47 @@ def test_assert_snapshot_fails_with_the_diff_and_passes_once_updated_through_the
         assert_snapshot(gateway, path)
     assert_snapshot(gateway, path, update=True)
     assert_snapshot(gateway, path)
+
+
+def test_snapshot_holds_the_resources_templates_and_prompts_as_clients_list_them(surface: Surface) -> None:
+    assert [r["uri"] for r in surface["resources"]] == ["catalog://overview", "catalog://snapshot"]
+    assert [t["uriTemplate"] for t in surface["resourceTemplates"]] == [
+        "catalog://modules/{module}",
+        "catalog://functions/{function}",
+        "catalog://terms/{term}",
+    ]
+    assert [p["name"] for p in surface["prompts"]] == ["work_with_api", "explore_module"]
+    assert _prompt(surface, "explore_module")["arguments"] == [
+        {"name": "module", "description": "The module to explore.", "required": True}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--scripts"], "run_script"),
+        (["--chatgpt-tools"], "fetch"),
+        (["--tool", "orders.get_order"], "orders-get_order"),
+    ],
+)
+def test_snapshot_check_takes_every_serve_option_that_changes_the_tools(
+    tmp_path: Path, options: list[str], expected: str
+) -> None:
+    path = tmp_path / "served.json"
+    assert main(["snapshot", "check", str(path), *options, "--update"]) == 0
+    assert expected in [entry["name"] for entry in json.loads(path.read_text(encoding="utf-8"))["tools"]]
+    assert main(["snapshot", "check", str(path), *options]) == 0
+    assert main(["snapshot", "check", str(path)]) == 1  # the surface served without the option differs
+
+
+def test_snapshot_check_lists_the_reference_page_where_serve_serves_one(tmp_path: Path) -> None:
+    demo, off, spec = tmp_path / "demo.json", tmp_path / "off.json", tmp_path / "pets.json"
+    assert main(["snapshot", "check", str(demo), "--update"]) == 0
+    assert main(["snapshot", "check", str(off), "--reference-path", "", "--update"]) == 0
+    assert main(["snapshot", "check", str(spec), "--spec", str(PETSTORE), "--reference-path", "/ref", "--update"]) == 0
+
+    def uris(path: Path) -> list[str]:
+        return [entry["uri"] for entry in json.loads(path.read_text(encoding="utf-8"))["resources"]]
+
+    assert "catalog://reference" in uris(demo) and "catalog://reference" in uris(spec)
+    assert "catalog://reference" not in uris(off)
