@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from catalog.errors import CatalogError, DocumentError, UnknownNameError
-from catalog.model import Catalog
 from gateway.errors import ConfigError as GatewayConfigError
 from gateway.errors import CredentialError, GatewayError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: `--help` and the catalog commands load only what they run
     from catalog.effects import EffectRules
+    from catalog.model import Catalog
     from gateway.app import Gateway
 
 __all__ = ["main"]
@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-gateway", description="Serve an OpenAPI-described API to AI agents.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_Version, help="show the installed version and exit")
     parser.set_defaults(usage_of=parser)
     commands = parser.add_subparsers(metavar="COMMAND")
     serve = commands.add_parser(
@@ -236,13 +236,21 @@ _SERVE_ENVIRONMENT = """
   MCP_GATEWAY_OAUTH_SECRET  the key that signs and seals OAuth state (required with --oauth)"""
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version, read only when asked (importlib.metadata is slow)."""
 
-    try:
-        return version("openapi-mcp-gateway")
-    except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
-        return "unknown (not installed)"
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("openapi-mcp-gateway")
+        except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
+            installed = "unknown (not installed)"
+        print(f"{parser.prog} {installed}")
+        parser.exit()
 
 
 def _env(name: str, default: str) -> str:

@@ -12,12 +12,9 @@ import time
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-import anyio
-
 from catalog.errors import DocumentError
 from catalog.fetched import MAX_BYTES, Fetch, Fetched, read_file
 from catalog.loading import Document, OpenAPIApp, load_document
-from gateway._asgi import asgi_exchange
 
 __all__ = ["FETCH_TIMEOUT", "fetch_document", "http_fetch", "load_app_document"]
 
@@ -92,6 +89,10 @@ async def load_app_document(app: Any, *, path: str = "/openapi.json", timeout: f
     The GET is one in-process ASGI exchange (no socket); enter the app's lifespan first when it builds its
     routes there.
     """
+    import anyio
+
+    from gateway._asgi import asgi_exchange
+
     if callable(getattr(app, "openapi", None)):
         openapi_app: OpenAPIApp = app
         return load_document(openapi_app, location="<app>")

@@ -6,6 +6,8 @@ import json
 import os
 import re
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -252,3 +254,30 @@ def test_a_prefix_under_which_the_documents_paths_do_not_route_exits_one_naming_
     assert main([*args, "--prefix", "/v9"]) == EXIT_REFUSED
     assert "--prefix /api" in capsys.readouterr().err
     assert main([*args, "--prefix", "/api", "--update"]) == EXIT_OK
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["catalog", "check", PETSTORE],
+        ["catalog", "search", PETSTORE, "find pets"],
+        ["catalog", "describe", PETSTORE, "pet.add_pet"],
+        ["catalog", "term", PETSTORE, "pet"],
+        ["catalog", "snapshot", PETSTORE],
+    ],
+    ids=lambda argv: " ".join(word for word in argv if word != PETSTORE),
+)
+def test_catalog_commands_load_neither_the_mcp_sdk_nor_a_server_nor_an_http_client(argv: list[str]) -> None:
+    program = (
+        "import contextlib, io, sys\n"
+        "from gateway.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        f"    main({argv!r})\n"
+        "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})))\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120)
+    loaded = set(ran.stdout.split())
+    assert "catalog" in loaded or argv == ["--help"]
+    heavy = {"mcp", "mcp_types", "uvicorn", "authlib", "starlette", "fastapi", "httpx2", "anyio", "pydantic", "oauth"}
+    assert loaded & heavy == set()
