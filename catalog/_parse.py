@@ -84,9 +84,14 @@ def parse_text(text: str | bytes, location: str) -> tuple[Any, RefScan]:
         looks_like_json = text[:64].lstrip(" \t\r\n")[:1] in ("{", "[")
     if looks_like_json:
         try:
-            return json.loads(text), _scan_json(text)
-        except json.JSONDecodeError as exc:
-            json_error = exc
+            return json.loads(_ascii_json(text) if isinstance(text, bytes) else text), _scan_json(text)
+        except json.JSONDecodeError:
+            try:  # again from the text as written, so that the error's line and column are the reader's
+                json.loads(text)
+            except json.JSONDecodeError as exc:
+                json_error = exc
+            else:  # pragma: no cover - escaping non-ASCII characters keeps valid JSON valid
+                raise
         except UnicodeDecodeError as exc:
             raise _not_utf8(location, exc) from None
         except RecursionError:
@@ -105,6 +110,21 @@ def parse_text(text: str | bytes, location: str) -> tuple[Any, RefScan]:
                 location=location,
             ) from None
     return _parse_yaml(text, location)
+
+
+_NON_ASCII = re.compile(rb"[\x80-\xff]+")
+
+
+def _ascii_json(data: bytes) -> bytes:
+    """UTF-8 JSON with each non-ASCII character written as its `\\u` escape: the same document, but a text that
+    Python holds at one byte per character (one emoji in GitHub's 13 MB document would make the whole text
+    four bytes per character, 52 MB, while it is parsed). Invalid UTF-8 is left for json.loads to report."""
+    if data.isascii():
+        return data
+    try:
+        return _NON_ASCII.sub(lambda run: json.dumps(run[0].decode("utf-8"))[1:-1].encode("ascii"), data)
+    except UnicodeDecodeError:  # json.loads of the original reports the bad byte where it is in the document
+        return data
 
 
 def _utf8_or_text(data: bytes) -> bytes | str:
