@@ -37,7 +37,8 @@ def main() -> int:
         ("python -c pass (floor)", [sys.executable, "-c", "pass"], None),
         ("--help", [*ours, "--help"], [str(Path(fastmcp).parent / "fastmcp"), "--help"] if fastmcp else None),
         ("catalog check github", [*ours, "catalog", "check", str(github)], _fastmcp_check(fastmcp, github)),
-        ("catalog check stripe", [*ours, "catalog", "check", str(stripe)], _fastmcp_check(fastmcp, stripe)),
+        # FastMCP takes minutes on Stripe's document (bench/tools_list_size.py): our side only.
+        ("catalog check stripe", [*ours, "catalog", "check", str(stripe)], None),
     ]
     print(f"{'command':<24} {'ours s':>8} {'fastmcp s':>10} {'ratio':>7} {'target':>8}")
     failed = False

@@ -5,6 +5,7 @@ Each figure is the median `ru_maxrss` of several fresh processes, the sides inte
 
     .venv/bin/python bench/memory.py                       # GitHub and Stripe, 3 runs per side
     .venv/bin/python bench/memory.py --repeat 5 --no-fastmcp
+    .venv/bin/python bench/memory.py --docs github          # FastMCP takes minutes on Stripe
 
 Targets (issue 15): GitHub's catalog at most 100 MiB, Stripe's at most 150 MiB.
 """
@@ -24,12 +25,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3, help="fresh processes per document and side (default 3)")
     parser.add_argument("--no-fastmcp", action="store_true", help="measure our side only")
+    parser.add_argument("--docs", nargs="+", choices=sorted(DOCUMENTS), default=sorted(DOCUMENTS), help="documents")
     args = parser.parse_args()
     fastmcp = None if args.no_fastmcp else ensure_fastmcp()
     ours = our_cli()
     print(f"{'document':<10} {'ours MiB':>9} {'fastmcp MiB':>12} {'ratio':>7} {'target':>8}")
     failed = False
-    for name, (file, target) in DOCUMENTS.items():
+    for name in args.docs:
+        file, target = DOCUMENTS[name]
         path = str(corpus_file(file))
         our_runs: list[Run] = []
         their_runs: list[Run] = []
