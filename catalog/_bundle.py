@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin, urlsplit
-from urllib.request import url2pathname
 
 from catalog._oas_kinds import DATA, MAPS, SECTIONS, children
-from catalog._parse import parse_text, read_uri
+from catalog._parse import parse_text
 from catalog._pointer import MISSING, escape_token, join_pointer, lookup, split_fragment
 from catalog.errors import DocumentError
+from catalog.fetched import Fetch, looks_like_html, read_file, uri_path
 
 __all__ = ["Bundler", "Warn"]
 
@@ -58,11 +58,15 @@ class Bundler:
     """Bundles the refs of one root document (mutating it and the trees of the files it loads).
 
     `root_uri` is the root's `file:` or `http(s):` URI, or "" when it has no location (then only absolute URLs
-    can be loaded). `schema_ids` turns on OpenAPI 3.1's `$id`/`$anchor` resolution.
+    can be loaded). `schema_ids` turns on OpenAPI 3.1's `$id`/`$anchor` resolution. `fetch` reads each other
+    document a ref names (see `catalog.fetched`).
     """
 
-    def __init__(self, root: dict[str, Any], *, root_uri: str, schema_ids: bool, warn: Warn) -> None:
+    def __init__(
+        self, root: dict[str, Any], *, root_uri: str, schema_ids: bool, warn: Warn, fetch: Fetch = read_file
+    ) -> None:
         self.root = root
+        self.fetch = fetch
         self.root_uri = root_uri
         self.schema_ids = schema_ids
         self.warn = warn
@@ -284,7 +288,10 @@ class Bundler:
             )
         else:
             try:
-                data = read_uri(doc_uri)
+                fetched = self.fetch(doc_uri)
+                if looks_like_html(fetched):
+                    raise DocumentError(f"{doc_uri} is an HTML page, not a document", location=doc_uri)
+                data = fetched.content
                 suffix = PurePosixPath(unquote(urlsplit(doc_uri).path)).suffix.lower()
                 if suffix in _TEXT_SUFFIXES:
                     document = parse_text(data, _display(doc_uri, self.root_uri))[0]
@@ -396,9 +403,9 @@ def _display(uri: str, root_uri: str) -> str:
     """A file URI as a path relative to the root document's folder when it is inside it; other URIs as they are."""
     if not uri.startswith("file:"):
         return uri or "<document>"
-    path = url2pathname(urlsplit(uri).path)
+    path = uri_path(uri)
     if root_uri.startswith("file:"):
-        folder = str(PurePosixPath(url2pathname(urlsplit(root_uri).path)).parent)
+        folder = str(PurePosixPath(uri_path(root_uri)).parent)
         if path.startswith(folder + "/"):
             return path[len(folder) + 1 :]
     return path

@@ -1,4 +1,4 @@
-"""Read a document's bytes (file or URL) and parse JSON or YAML text into a JSON-compatible tree, fast.
+"""Parse JSON or YAML text into a JSON-compatible tree, fast.
 
 JSON goes to `json.loads` (C). YAML is composed by libyaml and built by a small constructor of our own, ~15x
 faster than PyYAML's, that keeps the tree JSON-compatible: plain scalars follow the YAML 1.2 core schema, as
@@ -11,23 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from catalog.errors import DocumentError
 
-__all__ = ["FETCH_TIMEOUT", "MAX_BYTES", "RefScan", "parse_text", "read_uri"]
+__all__ = ["RefScan", "parse_text"]
 
-#: Largest document read from a URL, and how long a fetch may take.
-MAX_BYTES = 64 * 1024 * 1024
-FETCH_TIMEOUT = 30.0
 #: A YAML document whose aliases expand past this many nodes is refused ("billion laughs").
 _MAX_EXPANDED_NODES = 5_000_000
 
@@ -91,9 +84,14 @@ def parse_text(text: str | bytes, location: str) -> tuple[Any, RefScan]:
         looks_like_json = text[:64].lstrip(" \t\r\n")[:1] in ("{", "[")
     if looks_like_json:
         try:
-            return json.loads(text), _scan_json(text)
-        except json.JSONDecodeError as exc:
-            json_error = exc
+            return json.loads(_ascii_json(text) if isinstance(text, bytes) else text), _scan_json(text)
+        except json.JSONDecodeError:
+            try:  # again from the text as written, so that the error's line and column are the reader's
+                json.loads(text)
+            except json.JSONDecodeError as exc:
+                json_error = exc
+            else:  # pragma: no cover - escaping non-ASCII characters keeps valid JSON valid
+                raise
         except UnicodeDecodeError as exc:
             raise _not_utf8(location, exc) from None
         except RecursionError:
@@ -112,6 +110,21 @@ def parse_text(text: str | bytes, location: str) -> tuple[Any, RefScan]:
                 location=location,
             ) from None
     return _parse_yaml(text, location)
+
+
+_NON_ASCII = re.compile(rb"[\x80-\xff]+")
+
+
+def _ascii_json(data: bytes) -> bytes:
+    """UTF-8 JSON with each non-ASCII character written as its `\\u` escape: the same document, but a text that
+    Python holds at one byte per character (one emoji in GitHub's 13 MB document would make the whole text
+    four bytes per character, 52 MB, while it is parsed). Invalid UTF-8 is left for json.loads to report."""
+    if data.isascii():
+        return data
+    try:
+        return _NON_ASCII.sub(lambda run: json.dumps(run[0].decode("utf-8"))[1:-1].encode("ascii"), data)
+    except UnicodeDecodeError:  # json.loads of the original reports the bad byte where it is in the document
+        return data
 
 
 def _utf8_or_text(data: bytes) -> bytes | str:
@@ -294,36 +307,3 @@ def _expanded_size(value: Any, sizes: dict[int, int]) -> int:
         children = value.values() if isinstance(value, dict) else value
         known = sizes[id(value)] = 1 + sum(_expanded_size(child, sizes) for child in children)
     return known
-
-
-def read_uri(uri: str) -> bytes:
-    """The bytes at a `file:` or `http(s):` URI; DocumentError (with the URI as location) when unreadable."""
-    parts = urlsplit(uri)
-    if parts.scheme == "file":
-        path = Path(urllib.request.url2pathname(parts.path))
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            raise DocumentError(f"file {str(path)!r} does not exist; check the path", location=str(path)) from None
-        except OSError as exc:
-            raise DocumentError(f"cannot read {str(path)!r}: {exc.strerror}", location=str(path)) from None
-    if parts.scheme not in ("http", "https"):
-        raise DocumentError(f"cannot fetch {uri!r}: only file paths and http(s) URLs are supported", location=uri)
-    request = urllib.request.Request(  # noqa: S310 - the scheme is checked above
-        uri, headers={"Accept": "application/json, application/yaml;q=0.9, */*;q=0.5"}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as response:  # noqa: S310
-            data: bytes = response.read(MAX_BYTES + 1)
-    except urllib.error.HTTPError as exc:
-        raise DocumentError(
-            f"fetching {uri!r} failed with HTTP {exc.code} {exc.reason}; check the URL", location=uri
-        ) from None
-    except (urllib.error.URLError, TimeoutError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise DocumentError(f"cannot fetch {uri!r}: {reason}; check the URL and the network", location=uri) from None
-    if len(data) > MAX_BYTES:
-        raise DocumentError(
-            f"{uri!r} is larger than {MAX_BYTES // (1024 * 1024)} MiB; download it and load the file", location=uri
-        )
-    return data

@@ -15,7 +15,8 @@ from catalog._refs import RefResolver
 from catalog.composite import Composite, Concept
 from catalog.effects import Effect, EffectRules, EffectSource, document_effect, method_effect
 from catalog.errors import CatalogConfigError, DocumentError
-from catalog.loading import Document, DocumentWarning
+from catalog.fetched import Fetch, read_file
+from catalog.loading import Document, DocumentWarning, load_document
 from catalog.model import Arg, ArgLocation, Catalog, Function, Module, Term
 from catalog.naming import (
     clean_operation_id,
@@ -72,12 +73,12 @@ def load_catalog(
     concepts: Mapping[str, Concept] | None = None,
     max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
     effects: EffectRules | None = None,
+    fetch: Fetch = read_file,
 ) -> Catalog:
-    """Load `source` (path, URL, text, bytes, dict or app; see `load_document`) and build its catalog."""
-    from catalog.loading import load_document
-
+    """Load `source` (path, URL, text, bytes, dict or app; see `load_document`, which `fetch` goes to) and
+    build its catalog."""
     return build_catalog(
-        load_document(source),
+        load_document(source, fetch=fetch),
         composites=composites,
         concepts=concepts,
         max_schema_nodes=max_schema_nodes,

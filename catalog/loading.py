@@ -1,7 +1,8 @@
 """Load an OpenAPI 3.0 or 3.1 document into one JSON-compatible tree whose `$ref`s are all local.
 
-`load_document` takes a file path, an http(s) URL, document text, bytes, a mapping or a FastAPI app;
-`load_app_document` also asks any ASGI app for its schema route. External-file, URL and OpenAPI 3.1
+`load_document` takes a file path, an http(s) URL, document text, bytes, a mapping or a FastAPI app. URLs, and
+the other files and URLs that `$ref`s name, are read through the `fetch` callable the caller supplies (see
+`catalog.fetched`): the catalog opens no connection itself. External-file, URL and OpenAPI 3.1
 `$id`-relative refs are bundled into the tree the way `redocly bundle` does (see `catalog._bundle`), so a
 multi-file API loads the same as its bundle. Real documents are often strictly invalid: what can still be
 understood loads, and its problems come back as `Document.warnings`; what cannot (Swagger 2.0, no `openapi`
@@ -17,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
@@ -25,31 +26,17 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Protocol
 
-from catalog._asgi import asgi_get
 from catalog._bundle import Bundler
-from catalog._parse import RefScan, parse_text, read_uri
+from catalog._parse import RefScan, parse_text
 from catalog._pointer import MISSING, join_pointer, lookup, split_fragment
 from catalog.errors import DocumentError
+from catalog.fetched import Fetch, Fetched, looks_like_html, read_file
 
-__all__ = ["ASGIApp", "Document", "DocumentWarning", "OpenAPIApp", "load_app_document", "load_document"]
+__all__ = ["Document", "DocumentWarning", "OpenAPIApp", "load_document"]
 
 _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _VERSION = re.compile(r"3\.(\d+)(\.\d+)?(-[0-9A-Za-z.-]+)?")
 _KNOWN_MINORS = (0, 1)
-
-_Message = MutableMapping[str, Any]
-
-
-class ASGIApp(Protocol):
-    """Any ASGI 3 application (Starlette, FastAPI, ...)."""
-
-    def __call__(
-        self,
-        scope: MutableMapping[str, Any],
-        receive: Callable[[], Awaitable[_Message]],
-        send: Callable[[_Message], Awaitable[None]],
-        /,
-    ) -> Awaitable[None]: ...
 
 
 class OpenAPIApp(Protocol):
@@ -84,7 +71,10 @@ class Document:
 
 
 def load_document(
-    source: str | os.PathLike[str] | bytes | Mapping[str, Any] | OpenAPIApp, *, location: str | None = None
+    source: str | os.PathLike[str] | bytes | Mapping[str, Any] | OpenAPIApp,
+    *,
+    location: str | None = None,
+    fetch: Fetch = read_file,
 ) -> Document:
     """Load an OpenAPI 3.0/3.1 document; raise DocumentError when it cannot be understood.
 
@@ -96,13 +86,15 @@ def load_document(
     - a `Mapping`: the document itself, never mutated (and copied only when it must be changed);
     - an object with a callable `openapi()`, such as a FastAPI app: the mapping that method returns.
 
-    JSON or YAML is told apart by content, not by file name. `location` names the source in messages and, for
-    text and mappings, is the base that relative `$ref`s resolve against (a path or URL).
+    JSON or YAML is told apart by content, not by file name; an HTML page is refused as one. `location` names
+    the source in messages and, for text and mappings, is the base that relative `$ref`s resolve against (a
+    path or URL). `fetch` reads a URL source and every other file or URL a `$ref` names; the default reads
+    local files only (pass `gateway.fetch_document` for http(s)).
     """
     if isinstance(source, Mapping):
-        return _load_tree(source, location or "<dict>", _base(location), owned=False, scan=None)
+        return _load_tree(source, location or "<dict>", _base(location), owned=False, scan=None, fetch=fetch)
     if isinstance(source, bytes | bytearray):
-        return _load_text(bytes(source), location or "<bytes>", _base(location))
+        return _load_text(Fetched(content=bytes(source)), location or "<bytes>", _base(location), fetch)
     if isinstance(source, str):
         if not source.strip(" \t\r\n\ufeff"):
             raise DocumentError(
@@ -111,47 +103,29 @@ def load_document(
                 location=location or "<string>",
             )
         if source.lstrip(" \t\r\n\ufeff").startswith(("{", "[")) or "\n" in source:
-            return _load_text(source, location or "<string>", _base(location))
+            return _load_text(source, location or "<string>", _base(location), fetch)
         if source.startswith(("http://", "https://")):
-            return _load_text(read_uri(source), location or source, source)
-        return _load_path(Path(source), location)
+            return _load_text(fetch(source), location or source, source, fetch)
+        return _load_path(Path(source), location, fetch)
     if isinstance(source, os.PathLike):
-        return _load_path(Path(source), location)
+        return _load_path(Path(source), location, fetch)
     if callable(getattr(source, "openapi", None)):
         tree = source.openapi()
         if not isinstance(tree, Mapping):
             raise DocumentError(
                 f"the app's openapi() returned a {type(tree).__name__}, not a mapping", location=location or "<app>"
             )
-        return _load_tree(tree, location or "<app>", _base(location), owned=False, scan=None)
+        return _load_tree(tree, location or "<app>", _base(location), owned=False, scan=None, fetch=fetch)
     raise TypeError(  # pragma: no cover - the signature rules it out
         f"cannot load a document from {type(source).__name__!r}: pass a path, URL, text, bytes, a mapping or an "
-        "app with openapi(); for another ASGI app use `await load_app_document(app)`"
+        "app with openapi(); for another ASGI app use `await gateway.fetching.load_app_document(app)`"
     )
-
-
-async def load_app_document(app: ASGIApp | OpenAPIApp, *, path: str = "/openapi.json") -> Document:
-    """Load the document of an app: its `openapi()` when it has one (FastAPI), else the body of `GET path`.
-
-    The GET is spoken as raw ASGI to the app in-process (no HTTP client); enter the app's lifespan first when
-    it builds its routes there.
-    """
-    if callable(getattr(app, "openapi", None)):
-        return load_document(app, location="<app>")  # type: ignore[arg-type]
-    status, body = await asgi_get(app, path)
-    if status != 200:
-        raise DocumentError(
-            f"GET {path} on the app answered HTTP {status}, not 200; pass path= the route that serves its "
-            "OpenAPI document",
-            location="<app>",
-        )
-    return _load_text(body, "<app>", "")
 
 
 # -- sources ---------------------------------------------------------------------------------------------------
 
 
-def _load_path(path: Path, location: str | None) -> Document:
+def _load_path(path: Path, location: str | None, fetch: Fetch) -> Document:
     shown = location or str(path)
     try:
         data = path.read_bytes()
@@ -167,7 +141,7 @@ def _load_path(path: Path, location: str | None) -> Document:
         ) from None
     except OSError as exc:
         raise DocumentError(f"cannot read {str(path)!r}: {exc.strerror}", location=shown) from None
-    return _load_text(data, shown, path.absolute().as_uri())
+    return _load_text(Fetched(content=data), shown, path.absolute().as_uri(), fetch)
 
 
 def _base(location: str | None) -> str:
@@ -179,12 +153,31 @@ def _base(location: str | None) -> str:
     return Path(location).absolute().as_uri()
 
 
-def _load_text(text: str | bytes, location: str, base: str) -> Document:
+def _load_text(source: str | Fetched, location: str, base: str, fetch: Fetch) -> Document:
+    """Parse document text; `Fetched` bytes (a file, a URL, bytes given) are first checked for a web page."""
+    text: str | bytes
+    if isinstance(source, Fetched):
+        if looks_like_html(source):
+            raise DocumentError(
+                f"{location} is an HTML page, not an OpenAPI document; give the URL of the JSON or YAML document "
+                "(API docs pages link it, often as openapi.json or openapi.yaml)",
+                location=location,
+            )
+        text = source.content
+    elif source[:512].lstrip("\ufeff \t\r\n").lower().startswith(("<!doctype html", "<html")):
+        raise DocumentError(
+            f"{location} is an HTML page, not an OpenAPI document; give the JSON or YAML document",
+            location=location,
+        )
+    else:
+        text = source
     tree, scan = parse_text(text, location)
-    return _load_tree(tree, location, base, owned=True, scan=scan)
+    return _load_tree(tree, location, base, owned=True, scan=scan, fetch=fetch)
 
 
-def _load_tree(tree: Any, location: str, base: str, *, owned: bool, scan: RefScan | None) -> Document:
+def _load_tree(
+    tree: Any, location: str, base: str, *, owned: bool, scan: RefScan | None, fetch: Fetch = read_file
+) -> Document:
     if tree is None:
         raise DocumentError(f"{location} is empty; expected an OpenAPI 3.x document", location=location)
     if not isinstance(tree, Mapping):
@@ -206,6 +199,7 @@ def _load_tree(tree: Any, location: str, base: str, *, owned: bool, scan: RefSca
                 root_uri=base,
                 schema_ids=minor >= 1,
                 warn=lambda pointer, message: warnings.append(DocumentWarning(pointer=pointer, message=message)),
+                fetch=fetch,
             ).bundle()
         data = _check_structure(dict(tree) if not owned else tree, openapi, warnings)
     except RecursionError:

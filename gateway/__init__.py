@@ -6,32 +6,40 @@ Mount it next to a FastAPI or Starlette app in three lines::
 
     gateway = Gateway(app=app, whoami="users.get_current_user")
     gateway.mount(app, "/mcp")
+
+The names below are imported on first use (PEP 562), so that `import gateway.cli` and the catalog commands do
+not pay for the MCP SDK, uvicorn or the web framework.
 """
 
 from __future__ import annotations
 
-from gateway.app import Gateway
-from gateway.caller import Peer, RequestInfo, RestContext
-from gateway.config import GatewayConfig
-from gateway.credentials import AuthFunc, CredentialRefusal, bearer_passthrough, bearer_to_headers
-from gateway.errors import (
-    ArgumentError,
-    ConfigError,
-    CredentialError,
-    GatewayError,
-    RequestError,
-    RestError,
-    ToolError,
-)
-from gateway.prompts import Prompt, PromptArgument
-from gateway.research import DataSource, ResearchConfig
-from gateway.scripting import ScriptConfig
-from gateway.server import McpEndpoint
-from gateway.stdio import run_stdio
-from gateway.streamable_http import StreamableHttpApp, TransportSecurity
-from gateway.tasks import TaskConfig
-from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
-from gateway.visibility import Caller
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gateway.app import Gateway
+    from gateway.caller import Peer, RequestInfo, RestContext
+    from gateway.config import GatewayConfig
+    from gateway.credentials import AuthFunc, CredentialRefusal, bearer_passthrough, bearer_to_headers
+    from gateway.errors import (
+        ArgumentError,
+        ConfigError,
+        CredentialError,
+        GatewayError,
+        RequestError,
+        RestError,
+        ToolError,
+    )
+    from gateway.fetching import fetch_document
+    from gateway.prompts import Prompt, PromptArgument
+    from gateway.research import DataSource, ResearchConfig
+    from gateway.scripting import ScriptConfig
+    from gateway.server import McpEndpoint
+    from gateway.stdio import run_stdio
+    from gateway.streamable_http import StreamableHttpApp, TransportSecurity
+    from gateway.tasks import TaskConfig
+    from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
+    from gateway.visibility import Caller
 
 __all__ = [
     "ArgumentError",
@@ -65,5 +73,46 @@ __all__ = [
     "TransportSecurity",
     "bearer_passthrough",
     "bearer_to_headers",
+    "fetch_document",
     "run_stdio",
 ]
+
+_HOMES = {
+    "gateway.app": ("Gateway",),
+    "gateway.caller": ("Peer", "RequestInfo", "RestContext"),
+    "gateway.config": ("GatewayConfig",),
+    "gateway.credentials": ("AuthFunc", "CredentialRefusal", "bearer_passthrough", "bearer_to_headers"),
+    "gateway.errors": (
+        "ArgumentError",
+        "ConfigError",
+        "CredentialError",
+        "GatewayError",
+        "RequestError",
+        "RestError",
+        "ToolError",
+    ),
+    "gateway.fetching": ("fetch_document",),
+    "gateway.prompts": ("Prompt", "PromptArgument"),
+    "gateway.research": ("DataSource", "ResearchConfig"),
+    "gateway.scripting": ("ScriptConfig",),
+    "gateway.server": ("McpEndpoint",),
+    "gateway.stdio": ("run_stdio",),
+    "gateway.streamable_http": ("StreamableHttpApp", "TransportSecurity"),
+    "gateway.tasks": ("TaskConfig",),
+    "gateway.visibility": ("Caller",),
+    "gateway.toolspec": ("EmbeddedResource", "ImageContent", "TextContent", "ToolResult", "ToolSpec"),
+}
+_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gateway' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -25,6 +25,7 @@ from gateway.credentials import AuthFunc, bearer_passthrough, refusal
 from gateway.dispatcher import Dispatcher, decode_body
 from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
+from gateway.fetching import fetch_document
 from gateway.lifespan import app_lifespan
 from gateway.prompts import Prompt
 from gateway.reference import ReferencePage, reference_page
@@ -455,7 +456,7 @@ def _build_catalog(config: GatewayConfig) -> Catalog:
             )
         source = config.app
     try:
-        document = load_document(source)
+        document = load_document(source, fetch=fetch_document)
         return build_catalog(
             document,
             composites=config.composites,

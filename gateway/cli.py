@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from catalog.errors import CatalogError, DocumentError, UnknownNameError
-from catalog.model import Catalog
 from gateway.errors import ConfigError as GatewayConfigError
 from gateway.errors import CredentialError, GatewayError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where used: `--help` and the catalog commands load only what they run
     from catalog.effects import EffectRules
+    from catalog.model import Catalog
     from gateway.app import Gateway
 
 __all__ = ["main"]
@@ -38,10 +38,14 @@ EXIT_USAGE = 2
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with `argv` (default: sys.argv[1:]); returns the exit code."""
     parser = _parser()
-    options = parser.parse_args(argv)
-    options.argv = list(sys.argv[1:] if argv is None else argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not words:  # a newcomer's first try: the help, as --help gives it
+        parser.print_help(sys.stdout)
+        return EXIT_OK
+    options = parser.parse_args(words)
+    options.argv = words
     if not hasattr(options, "run"):
-        parser.print_help(sys.stderr)
+        options.usage_of.print_help(sys.stderr)
         return EXIT_USAGE
     try:
         code: int = options.run(options, sys.stdout)
@@ -71,6 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mcp-gateway", description="Serve an OpenAPI-described API to AI agents.")
+    parser.add_argument("--version", action=_Version, help="show the installed version and exit")
+    parser.set_defaults(usage_of=parser)
     commands = parser.add_subparsers(metavar="COMMAND")
     serve = commands.add_parser(
         "serve",
@@ -134,6 +140,7 @@ def _parser() -> argparse.ArgumentParser:
     stdio.set_defaults(run=_stdio)
 
     surface = commands.add_parser("snapshot", help="the agent-facing surface as a committed file, checked in CI")
+    surface.set_defaults(usage_of=surface)
     surface_actions = surface.add_subparsers(metavar="ACTION")
     surface_check = surface_actions.add_parser(
         "check",
@@ -169,34 +176,41 @@ def _parser() -> argparse.ArgumentParser:
     reference.add_argument("-o", "--output", type=Path, default=None, help="HTML file to write (default: stdout)")
     reference.set_defaults(run=_reference)
     catalog = commands.add_parser("catalog", help="inspect the catalog an agent sees for an OpenAPI document")
+    catalog.set_defaults(usage_of=catalog)
     actions = catalog.add_subparsers(metavar="ACTION")
+    spec_help = "OpenAPI document: file path or URL (JSON or YAML), or `demo` for the bundled demo API"
 
-    check = actions.add_parser("check", help="load and build; print counts and warnings")
-    check.add_argument("spec", help="OpenAPI document: file path or URL (JSON or YAML), or `demo`")
+    check = actions.add_parser(
+        "check",
+        help="load and build; print counts and warnings (exit 1 when the document has no operations)",
+        epilog="environment:\n  MCP_GATEWAY_FETCH_TIMEOUT  seconds to wait for a spec URL (default 10)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("spec", help=spec_help)
     check.add_argument("--warnings", type=_count, default=20, metavar="N", help="print at most N warnings (default 20)")
     for flag, what in (("--read-only", "only reads"), ("--destructive", "deletes data"), ("--writes", "writes")):
         check.add_argument(flag, action="append", default=[], metavar="PATTERN", help=f"functions that {what}")
     check.set_defaults(run=_check)
 
     search = actions.add_parser("search", help="rank functions for a task, as search_functions does")
-    search.add_argument("spec")
-    search.add_argument("query", nargs="?", default=None)
-    search.add_argument("--module", default=None)
+    search.add_argument("spec", help=spec_help)
+    search.add_argument("query", nargs="?", default=None, help="the task in words, e.g. 'refund a payment'")
+    search.add_argument("--module", default=None, help="search only this module")
     search.add_argument("--limit", type=_positive, default=10, help="hits to show (default 10)")
     search.set_defaults(run=_search)
 
     describe = actions.add_parser("describe", help="describe functions, as describe_function does")
-    describe.add_argument("spec")
-    describe.add_argument("names", nargs="+", metavar="NAME")
+    describe.add_argument("spec", help=spec_help)
+    describe.add_argument("names", nargs="+", metavar="NAME", help="full function names, e.g. pets.create_pet")
     describe.set_defaults(run=_describe)
 
     term = actions.add_parser("term", help="explain a term, as explain_term does")
-    term.add_argument("spec")
-    term.add_argument("name")
+    term.add_argument("spec", help=spec_help)
+    term.add_argument("name", help="a term of the glossary (a schema's name), e.g. Pet")
     term.set_defaults(run=_term)
 
     snapshot = actions.add_parser("snapshot", help="write the catalog as stable JSON")
-    snapshot.add_argument("spec")
+    snapshot.add_argument("spec", help=spec_help)
     snapshot.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     snapshot.set_defaults(run=_snapshot)
     return parser
@@ -210,7 +224,8 @@ _ENVIRONMENT = """environment:
   MCP_GATEWAY_OTHER_HOSTS   --other-host (a list)
   MCP_GATEWAY_READ_ONLY, _DESTRUCTIVE, _WRITES        --read-only, --destructive, --writes (lists)
   MCP_GATEWAY_CHATGPT_TOOLS, _TIMEOUT, _MAX_OUTPUT_BYTES
-  MCP_GATEWAY_SCRIPTS, _SCRIPTS_ALLOW_WRITES"""
+  MCP_GATEWAY_SCRIPTS, _SCRIPTS_ALLOW_WRITES
+  MCP_GATEWAY_FETCH_TIMEOUT seconds a `catalog` command waits for a spec URL (default 10, as --spec does)"""
 _SERVE_ENVIRONMENT = """
   MCP_GATEWAY_HOST, _PORT, _PATH, _REFERENCE_PATH
   MCP_GATEWAY_ALLOWED_HOSTS, _ALLOWED_ORIGINS   --allowed-host, --allowed-origin (lists)
@@ -218,6 +233,23 @@ _SERVE_ENVIRONMENT = """
   MCP_GATEWAY_READ_TIMEOUT, _MAX_CONNECTIONS   --read-timeout, --max-connections
   MCP_GATEWAY_OAUTH, _PUBLIC_URL, _OAUTH_STORE, _OAUTH_CLIENTS (a list)
   MCP_GATEWAY_OAUTH_SECRET  the key that signs and seals OAuth state (required with --oauth)"""
+
+
+class _Version(argparse.Action):
+    """`--version`: the installed distribution's version, read only when asked (importlib.metadata is slow)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("openapi-mcp-gateway")
+        except PackageNotFoundError:  # pragma: no cover - run from a checkout that was never installed
+            installed = "unknown (not installed)"
+        print(f"{parser.prog} {installed}")
+        parser.exit()
 
 
 def _env(name: str, default: str) -> str:
@@ -675,12 +707,20 @@ def _stdio(options: argparse.Namespace, out: TextIO) -> int:
 def _catalog(spec: str, effects: EffectRules | None = None) -> Catalog:
     """The catalog of SPEC: a path or URL, or `demo` for the bundled demo API."""
     from catalog.builder import load_catalog
+    from gateway.fetching import FETCH_TIMEOUT, http_fetch
 
     if spec == "demo":
         from gateway.demo import create_app
 
         return load_catalog(create_app(), effects=effects)
-    return load_catalog(spec, effects=effects)
+    timeout = os.environ.get("MCP_GATEWAY_FETCH_TIMEOUT", "")
+    try:
+        fetch = http_fetch(float(timeout) if timeout else FETCH_TIMEOUT)
+    except ValueError:
+        raise GatewayConfigError(
+            f"MCP_GATEWAY_FETCH_TIMEOUT must be a positive number of seconds, not {timeout!r}"
+        ) from None
+    return load_catalog(spec, effects=effects, fetch=fetch)
 
 
 def _check(options: argparse.Namespace, out: TextIO) -> int:
@@ -705,6 +745,13 @@ def _check(options: argparse.Namespace, out: TextIO) -> int:
         print(f"… {len(catalog.warnings) - options.warnings} more warnings (--warnings N shows more)", file=out)
     _print_other_hosts(catalog, out)
     _print_effect_candidates(catalog, out, limit=options.warnings)
+    if not functions:
+        print(
+            f"mcp-gateway: {options.spec}: the document describes no operations, so agents would find no functions; "
+            "check that `paths` lists operations (get, post, ...) and that this is the API's full document",
+            file=sys.stderr,
+        )
+        return EXIT_REFUSED
     return EXIT_OK
 
 

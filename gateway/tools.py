@@ -241,7 +241,13 @@ class ToolSet:
         try:
             return self.catalog.function(name)
         except UnknownNameError as error:
-            hint = f"; did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
+            near = error.suggestions or _near_by_function_name(name, self.catalog)
+            hint = (
+                f"; did you mean {', '.join(near)}?"
+                if near
+                else "; no function has a near name: give the full `module.function` name "
+                "(`mcp-gateway catalog search SPEC WORDS` finds functions by task)"
+            )
             raise ConfigError(f"{option}: the catalog has no function {name!r}{hint}") from None
 
     def _whoami_function(self, name: str | None) -> Function | None:
@@ -427,3 +433,15 @@ _NO_FUNCTION = Function(
     read_only=True,
     destructive=False,
 )
+
+
+def _near_by_function_name(name: str, catalog: Catalog) -> list[str]:
+    """Full names whose function part (after the module) is near `name`'s, for a name given without its module
+    or with another one."""
+    import difflib
+
+    by_tail: dict[str, list[str]] = {}
+    for function in catalog.functions():
+        by_tail.setdefault(function.name.rpartition(".")[2], []).append(function.name)
+    tails = difflib.get_close_matches(name.rpartition(".")[2], list(by_tail), n=5, cutoff=0.5)
+    return [full for tail in tails for full in by_tail[tail]][:5]

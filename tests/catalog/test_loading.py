@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import re
-import threading
 from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
 from enum import Enum
-from functools import partial
 from pathlib import Path
 from textwrap import dedent
 from typing import Any
 
 import pytest
 from fastapi import FastAPI
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from catalog.errors import DocumentError
-from catalog.loading import Document, load_app_document, load_document
+from catalog.fetched import Fetched
+from catalog.loading import Document, load_document
 
 CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus" / "specs"))
 DO_MULTIFILE = CORPUS / "digitalocean-public-v2.multifile" / "specification" / "DigitalOcean-public.v2.yaml"
@@ -180,78 +174,49 @@ def test_an_app_with_openapi_is_loaded_by_load_document() -> None:
     assert "/pets/{pet_id}" in document.data["paths"]
 
 
-@pytest.mark.anyio
-async def test_load_app_document_uses_openapi_when_the_app_has_it() -> None:
-    document = await load_app_document(fastapi_app())
-    assert "/pets/{pet_id}" in document.data["paths"]
+def test_a_url_document_and_its_relative_refs_are_read_through_the_fetch_given() -> None:
+    files = {
+        "https://api.example.com/v1/api.yaml": b"""
+openapi: 3.0.0
+info: {title: T, version: '1'}
+paths:
+  /a:
+    get:
+      responses:
+        '200': {$ref: 'common/ok.yaml'}
+        '201': {$ref: 'file:///etc/hostname'}
+""",
+        "https://api.example.com/v1/common/ok.yaml": b"description: fine\n",
+    }
+    asked: list[str] = []
 
+    def fetch(uri: str) -> Fetched:
+        asked.append(uri)
+        return Fetched(content=files[uri], media_type="application/yaml")
 
-@pytest.mark.anyio
-async def test_a_plain_asgi_app_is_asked_for_its_schema_route() -> None:
-    async def schema(request: Request) -> Response:
-        assert request.method == "GET"
-        return JSONResponse({"openapi": "3.0.1", "info": {"title": "S", "version": "1"}})
-
-    app = Starlette(routes=[Route("/api/schema.json", schema)])
-    document = await load_app_document(app, path="/api/schema.json")
-    assert document.openapi == "3.0.1"
-    assert document.location == "<app>"
-
-
-@pytest.mark.anyio
-async def test_an_asgi_app_without_the_route_is_refused_with_the_path_to_pass() -> None:
-    with pytest.raises(DocumentError, match=r"GET /openapi.json on the app answered HTTP 404.*path="):
-        await load_app_document(Starlette(routes=[]))
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
-    """An http server on 127.0.0.1 serving `tmp_path`; yields its base URL."""
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(tmp_path)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-def test_a_url_document_and_its_relative_refs_are_fetched(tmp_path: Path, served: str) -> None:
-    write(
-        tmp_path,
-        {
-            "v1/api.yaml": """
-                openapi: 3.0.0
-                info: {title: T, version: '1'}
-                paths:
-                  /a:
-                    get:
-                      responses:
-                        '200': {$ref: 'common/ok.yaml'}
-                        '201': {$ref: 'file:///etc/hostname'}
-            """,
-            "v1/common/ok.yaml": "description: fine\n",
-        },
-    )
-    document = load_document(f"{served}/v1/api.yaml")
-    assert document.location == f"{served}/v1/api.yaml"
+    document = load_document("https://api.example.com/v1/api.yaml", fetch=fetch)
+    assert asked == ["https://api.example.com/v1/api.yaml", "https://api.example.com/v1/common/ok.yaml"]
     responses = document.data["paths"]["/a"]["get"]["responses"]
     assert responses["200"] == {"$ref": "#/components/responses/ok"}
-    assert document.data["components"]["responses"]["ok"] == {"description": "fine"}
     assert responses["201"] == {"$ref": "file:///etc/hostname"}
     assert "would read a local file" in messages(document)
 
 
-def test_a_url_that_answers_404_is_refused_with_the_status(served: str) -> None:
-    with pytest.raises(DocumentError, match="HTTP 404"):
-        load_document(f"{served}/missing.yaml")
+def test_a_url_without_a_fetch_is_refused_saying_what_to_pass() -> None:
+    with pytest.raises(DocumentError, match=r"reads only local files by itself; pass fetch="):
+        load_document("https://api.example.com/openapi.json")
+
+
+def test_a_web_page_is_called_an_html_page_not_a_document(tmp_path: Path) -> None:
+    def fetch(uri: str) -> Fetched:
+        return Fetched(content=b"<!DOCTYPE html><html><body>docs</body></html>", media_type="text/html")
+
+    with pytest.raises(DocumentError, match=r"is an HTML page, not an OpenAPI document; give the URL of the JSON"):
+        load_document("https://example.com/docs", fetch=fetch)
+    page = tmp_path / "docs.html"
+    page.write_text("\n  <html lang=en><head></head></html>", encoding="utf-8")
+    with pytest.raises(DocumentError, match=r"is an HTML page"):
+        load_document(page)
 
 
 # -- parsing -----------------------------------------------------------------------------------------------------

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,10 +69,73 @@ def test_the_demo_is_a_spec_name(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_wrong_usage_exits_two(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == EXIT_USAGE
+    assert main(["catalog"]) == EXIT_USAGE
+    assert capsys.readouterr().err.startswith("usage: mcp-gateway catalog")  # the catalog's own actions
     with pytest.raises(SystemExit) as exit_info:
         main(["catalog", "search"])
     assert exit_info.value.code == EXIT_USAGE
+
+
+def test_the_bare_command_prints_its_help_and_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("usage: mcp-gateway") and "catalog" in out and "serve" in out
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == EXIT_OK
+    assert re.fullmatch(r"mcp-gateway \d+\.\d+\.\d+\S*\n", capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("action", ["check", "search", "describe", "term", "snapshot"])
+def test_every_positional_argument_of_the_catalog_commands_says_what_it_is(
+    action: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["catalog", action, "--help"])
+    help_text = capsys.readouterr().out
+    section = help_text.split("positional arguments:\n", 1)[1].split("\n\n", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("  ") and not line.startswith("   ")]
+    assert lines and all(len(line.split(None, 1)) == 2 for line in lines), section
+
+
+def test_check_of_a_document_without_operations_exits_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("openapi: 3.1.0\ninfo: {title: Empty, version: '1'}\npaths: {}\n", encoding="utf-8")
+    assert main(["catalog", "check", str(empty)]) == EXIT_REFUSED
+    captured = capsys.readouterr()
+    assert "0 functions" in captured.out
+    assert "describes no operations" in captured.err
+
+
+def test_a_spec_url_that_never_answers_fails_saying_so(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCP_GATEWAY_FETCH_TIMEOUT", "0.2")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:  # accepts, never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/openapi.json"
+        assert main(["catalog", "check", url]) == EXIT_REFUSED
+    assert f"{url!r} did not answer within 0.2 s" in capsys.readouterr().err
+
+
+def test_an_html_page_given_as_the_spec_is_called_an_html_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "docs"
+    page.write_text("<!DOCTYPE html>\n<html><head><title>API reference</title></head></html>\n", encoding="utf-8")
+    assert main(["catalog", "check", str(page)]) == EXIT_REFUSED
+    assert "is an HTML page, not an OpenAPI document; give the URL of the JSON or YAML" in capsys.readouterr().err
+
+
+def test_an_unknown_tool_suggests_functions_with_a_near_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reference", "--tool", "list_item"]) == EXIT_REFUSED
+    assert "no function 'list_item'; did you mean users.list_users" in capsys.readouterr().err
+    assert main(["reference", "--tool", "nope"]) == EXIT_REFUSED
+    assert "catalog search SPEC WORDS" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -188,3 +254,30 @@ def test_a_prefix_under_which_the_documents_paths_do_not_route_exits_one_naming_
     assert main([*args, "--prefix", "/v9"]) == EXIT_REFUSED
     assert "--prefix /api" in capsys.readouterr().err
     assert main([*args, "--prefix", "/api", "--update"]) == EXIT_OK
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["catalog", "check", PETSTORE],
+        ["catalog", "search", PETSTORE, "find pets"],
+        ["catalog", "describe", PETSTORE, "pet.add_pet"],
+        ["catalog", "term", PETSTORE, "pet"],
+        ["catalog", "snapshot", PETSTORE],
+    ],
+    ids=lambda argv: " ".join(word for word in argv if word != PETSTORE),
+)
+def test_catalog_commands_load_neither_the_mcp_sdk_nor_a_server_nor_an_http_client(argv: list[str]) -> None:
+    program = (
+        "import contextlib, io, sys\n"
+        "from gateway.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        f"    main({argv!r})\n"
+        "print(' '.join(sorted({name.split('.')[0] for name in sys.modules})))\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120)
+    loaded = set(ran.stdout.split())
+    assert "catalog" in loaded or argv == ["--help"]
+    heavy = {"mcp", "mcp_types", "uvicorn", "authlib", "starlette", "fastapi", "httpx2", "anyio", "pydantic", "oauth"}
+    assert loaded & heavy == set()
