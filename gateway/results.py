@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from catalog.model import Function
 from gateway.rest import HttpResponse
-from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult
+from gateway.toolspec import Content, EmbeddedResource, ImageContent, TextContent, ToolResult
 
-__all__ = ["cap_text", "response_result", "value_result"]
+__all__ = ["cap_lines", "cap_text", "fit_texts", "response_result", "value_result"]
 
 #: Argument names that narrow a listing; the cut hint names those the function has.
 _NARROWING = ("limit", "per_page", "page_size", "size", "max_results", "top", "page", "cursor", "offset", "fields")
@@ -119,6 +120,63 @@ def cap_text(text: str, max_output_bytes: int, function: Function | None = None,
     note = f"\n… [cut: the result is {len(encoded)} bytes, over the {max_output_bytes}-byte limit; {how}]"
     room = max(max_output_bytes - len(note.encode()), 0)
     return encoded[:room].decode("utf-8", "ignore") + note
+
+
+def cap_lines(text: str, max_output_bytes: int, how: str, *, unit: str = "lines", left_out: str = "") -> str:
+    """`text` cut after the last whole line that fits in `max_output_bytes` (UTF-8), with a note; unchanged if it fits.
+
+    The note says how much was left out and `how` to narrow; `left_out` (names of what was cut, say) goes in it
+    too when there is room.
+    """
+    encoded = text.encode()
+    if len(encoded) <= max_output_bytes:
+        return text
+    lines = text.split("\n")
+
+    def note(shown: int) -> str:
+        named = f" ({left_out})" if left_out else ""
+        return (
+            f"\n… [cut: {shown} of {len(lines)} {unit} shown{named}; the whole answer is {len(encoded)} bytes, "
+            f"over the {max_output_bytes}-byte limit; {how}]"
+        )
+
+    if len(note(len(lines)).encode()) > max_output_bytes // 2:
+        left_out = ""  # the names would crowd out the answer itself
+    room = max_output_bytes - len(note(len(lines)).encode())
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        size += len(line.encode()) + 1
+        if size > room:
+            break
+        kept.append(line)
+    if not kept:  # one line longer than the limit: a part of it
+        return encoded[: max(room, 0)].decode("utf-8", "ignore") + note(0)
+    return "\n".join(kept) + note(len(kept))
+
+
+def fit_texts(result: ToolResult, max_output_bytes: int) -> ToolResult:
+    """`result` with its text blocks cut to fit `max_output_bytes` together: the net under every tool."""
+    total = sum(len(text.encode()) for text in result.texts)
+    if total <= max_output_bytes:
+        return result
+    budget = max_output_bytes
+    blocks: list[Content] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            if budget < _MIN_BLOCK:
+                continue  # an earlier block used the limit up, and said it was cut
+            cut = cap_text(block.text, budget)
+            budget -= len(cut.encode())
+            blocks.append(TextContent(text=cut))
+        else:
+            blocks.append(block)
+    # Structured content is the whole answer, which no longer fits: the text alone says what was cut.
+    return replace(result, content=tuple(blocks), structured=None)
+
+
+#: The least room worth giving a text block after earlier ones: enough for the cut note.
+_MIN_BLOCK = 256
 
 
 def _error(function: Function, response: HttpResponse, max_output_bytes: int, credential_hint: str) -> ToolResult:

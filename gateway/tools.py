@@ -7,13 +7,13 @@ from typing import Any
 
 from catalog.errors import SchemaTooLargeError, UnknownNameError, shown
 from catalog.model import Catalog, Function
-from catalog.render import describe_function, explain_term
+from catalog.render import describe_function, explain_term, term_fields, term_part
 from catalog.search import MAX_QUERY_CHARS, search
 from gateway.caller import RequestInfo, RestContext
 from gateway.dispatcher import CallOutcome, Dispatcher
 from gateway.errors import ConfigError, ToolError
 from gateway.identity import identity_view
-from gateway.results import response_result, value_result
+from gateway.results import cap_lines, fit_texts, response_result, value_result
 from gateway.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.types import RestContextFor, ToolRunner
 
@@ -253,7 +253,7 @@ class ToolSet:
         runner = self._runners.get(name)
         if runner is None:
             raise ToolError(f"unknown tool {name!r}")
-        return await runner(args, request)
+        return fit_texts(await runner(args, request), self.max_output_bytes)
 
     async def _whoami(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         context = await self.rest_context(request)
@@ -303,7 +303,7 @@ class ToolSet:
             )
         except UnknownNameError as error:
             raise ToolError(_unknown(error, "search_functions() with no arguments lists the modules")) from None
-        return ToolResult.text(result.text)
+        return ToolResult.text(cap_lines(result.text, self.max_output_bytes, _search_narrowing(args)))
 
     async def _describe(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         parts: list[str] = []
@@ -311,32 +311,49 @@ class ToolSet:
         size = 0
         names = list(dict.fromkeys(args["names"]))
         for index, name in enumerate(names):
+            # Room for this description, keeping room to name the rest should they not fit after it.
+            later = names[index + 1 :]
+            room = self.max_output_bytes - size - (len(self._rest_note(later).encode()) + 2 if later else 0)
             try:
-                part = describe_function(self.catalog, self.catalog.function(name))
+                function = self.catalog.function(name)
             except UnknownNameError as error:
                 unknown += 1
                 part = _unknown(error, _not_a_function_hint(self.catalog, name))
-            size += len(part.encode()) + 2
-            if parts and size > self.max_output_bytes:
+            else:
+                part = _described(self.catalog, function, max(room, 300), others=len(names) - 1)
+            if parts and len(part.encode()) > room:
                 # Whole descriptions or none: the rest is named, to describe in another call.
-                rest = names[index:]
-                parts.append(
-                    f"… {len(rest)} more not described here (over the {self.max_output_bytes}-byte limit): "
-                    f"{', '.join(map(shown, rest))}; describe them in another call"
-                )
+                parts.append(self._rest_note(names[index:]))
                 break
             parts.append(part)
+            size += len(part.encode()) + 2
         text = "\n\n".join(parts)
         if unknown == len(parts):
             return ToolResult.error(text)
         return ToolResult.text(text)
 
+    def _rest_note(self, rest: Sequence[str]) -> str:
+        return (
+            f"… {len(rest)} more not described here (over the {self.max_output_bytes}-byte limit): "
+            f"{', '.join(map(shown, rest))}; describe them in another call"
+        )
+
     async def _explain(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+        name = args["name"]
         try:
-            term = self.catalog.term(args["name"])
+            term = self.catalog.term(name)
         except UnknownNameError as error:
-            raise ToolError(_unknown(error, "describe_function lists the terms a function uses")) from None
-        return ToolResult.text(explain_term(self.catalog, term))
+            term = term_part(self.catalog, name)
+            if term is None:
+                raise ToolError(_unknown(error, "describe_function lists the terms a function uses")) from None
+        text = explain_term(self.catalog, term)
+        fields = term_fields(self.catalog, term)
+        how = (
+            f"explain_term('{term.name}.<field>') explains one field, e.g. explain_term('{term.name}.{fields[-1]}')"
+            if fields
+            else "the text is the term's own description"
+        )
+        return ToolResult.text(_cut_naming(text, self.max_output_bytes, how, "fields", fields))
 
     async def _call(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         function = self.dispatcher.function(args["name"])
@@ -366,6 +383,42 @@ class ToolSet:
             scripts=self.scripts,
             credential_hint=context.credential_hint,
         )
+
+
+def _search_narrowing(args: Mapping[str, Any]) -> str:
+    """How to get a shorter search answer, for the arguments given."""
+    module = args.get("module")
+    if args.get("query"):
+        within = "" if module else ", or give a module to search within"
+        return f"ask for fewer hits with a smaller limit{within}"
+    if module:
+        return f"search with a query (the task in a few words) and module={module!r} to get fewer functions"
+    return "search with a query (the task in a few words), or give one module to list its functions"
+
+
+def _described(catalog: Catalog, function: Function, max_output_bytes: int, *, others: int) -> str:
+    """describe_function's text for one function, cut at whole lines to fit, naming the arguments left out."""
+    text = describe_function(catalog, function)
+    args = [arg.name for arg in function.args]
+    how = "call_function names any argument it refuses; explain_term gives the fields of the terms listed"
+    if function.body_term:
+        how = f"explain_term('{function.body_term}.<field>') explains one body field; {how}"
+    if others:
+        how = f"describe one function per call; {how}"
+    return _cut_naming(text, max_output_bytes, how, "lines", args)
+
+
+def _cut_naming(text: str, max_output_bytes: int, how: str, unit: str, names: Sequence[str]) -> str:
+    """`text` cut at whole lines to fit, naming which of `names` (one per indented line) fell in the cut."""
+    if len(text.encode()) <= max_output_bytes:
+        return text
+    cut = cap_lines(text, max_output_bytes, how, unit=unit)
+    shown_text = cut.rsplit("\n… [cut:", 1)[0]
+    left = [name for name in names if f"    {name}:" not in shown_text and f"    {name}?:" not in shown_text]
+    if not left:
+        return cut
+    listed = ", ".join(left[:30]) + (f", … {len(left) - 30} more" if len(left) > 30 else "")
+    return cap_lines(text, max_output_bytes, how, unit=unit, left_out=f"left out: {listed}")
 
 
 def _unknown(error: UnknownNameError, hint: str) -> str:
