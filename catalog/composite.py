@@ -99,12 +99,14 @@ def composite(
         input_adapter: TypeAdapter[Any] = TypeAdapter(input_type)
         output_adapter: TypeAdapter[Any] = TypeAdapter(output_type)
         input_schema = _json_schema(input_adapter)
-        decode: Callable[[Mapping[str, Any]], Any] = lambda args: input_adapter.validate_python(dict(args))
-        if input_schema.get("type") != "object":
-            # Not an object (a list, a number, a union): one argument named after the parameter carries it.
-            wrapped = parameters[1]
+        # Arguments that are not an object (a list, a number, a union) are one argument named after the parameter.
+        wrapped = parameters[1] if input_schema.get("type") != "object" else None
+        if wrapped is not None:
             input_schema = _wrapped(wrapped, input_schema)
-            decode = lambda args: input_adapter.validate_python(args[wrapped])  # noqa: E731
+
+        def decode(args: Mapping[str, Any]) -> Any:
+            return input_adapter.validate_python(args[wrapped] if wrapped is not None else dict(args))
+
         output_schema = _json_schema(output_adapter)
         doc = inspect.getdoc(function) or ""
         first, _, rest = doc.partition("\n")

@@ -5,16 +5,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import anyio
+import jsonschema
+
 from catalog.errors import SchemaTooLargeError, UnknownNameError, shown
-from catalog.model import Catalog, Function
+from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term, term_fields, term_part
+from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, count_nodes, inline_refs
 from catalog.search import MAX_QUERY_CHARS, search
+from gateway._response_check import ResponseCheck
 from gateway.caller import RequestInfo, RestContext
 from gateway.dispatcher import CallOutcome, Dispatcher
 from gateway.errors import ConfigError, ToolError
 from gateway.identity import identity_view
 from gateway.results import cap_lines, fit_texts, response_result, value_result
-from gateway.toolspec import TextContent, ToolResult, ToolSpec
+from gateway.toolspec import TextContent, ToolResult, ToolSpec, validator_for
 from gateway.types import RestContextFor, ToolRunner
 
 __all__ = ["FIXED_TOOLS", "ToolSet", "instructions_for", "read_only_spec"]
@@ -132,6 +137,7 @@ def _promoted_spec(function: Function, *, additive: bool) -> ToolSpec:
         schema = function.input_schema()
     except SchemaTooLargeError as error:
         raise ConfigError(f"cannot promote {function.name!r} to a tool: {error}") from None
+    schema = inline_refs(schema, max_nodes=max(count_nodes(schema), DEFAULT_MAX_SCHEMA_NODES))
     method = function.method
     read_only = function.read_only
     destructive = not read_only and (function.destructive or not additive)
@@ -144,11 +150,27 @@ def _promoted_spec(function: Function, *, additive: bool) -> ToolSpec:
         title=function.summary[:80] or function.name,
         description=description,
         input_schema=schema,
+        output_schema=_output_schema(function),
         read_only=read_only,
         destructive=destructive,
         idempotent=idempotent,
         open_world=True,
     )
+
+
+def _output_schema(function: Function) -> dict[str, Any] | None:
+    """The promoted tool's outputSchema: the 2xx result's schema when it is an object, refs inlined where finite."""
+    try:
+        schema = function.output_schema()
+    except SchemaTooLargeError:
+        return None  # too large to advertise: the tool answers without declaring its result's shape
+    if schema is None:
+        return None
+    schema = inline_refs(schema, max_nodes=max(count_nodes(schema), DEFAULT_MAX_SCHEMA_NODES))
+    if schema.get("type") != "object":
+        # A recursive object type stays a $ref; MCP wants `type: object` at the root all the same.
+        schema = {"type": "object", **schema}
+    return schema
 
 
 def instructions_for(catalog: Catalog, operator: str) -> str:
@@ -212,6 +234,9 @@ class ToolSet:
             "call_function": self._call,
         }
         self.specs: list[ToolSpec] = _fixed_specs()
+        #: Checks promoted tools' answers against the document before they become structured content.
+        self.responses = ResponseCheck(catalog.resolver.document if catalog.resolver is not None else None)
+        self._output_validators: dict[str, jsonschema.protocols.Validator] = {}
         #: Promoted tools, whose arguments the dispatcher checks (the endpoint need not check them twice).
         self.self_validating: set[str] = set()
         for spec, runner in extra:
@@ -228,7 +253,7 @@ class ToolSet:
                 raise ConfigError(f"promoted tool {spec.name!r} clashes with a tool of the same name")
             self.specs.append(spec)
             self.self_validating.add(spec.name)
-            self._runners[spec.name] = self._promoted_runner(function)
+            self._runners[spec.name] = self._promoted_runner(function, spec)
 
     def _known(self, name: str, option: str) -> Function:
         try:
@@ -340,6 +365,7 @@ class ToolSet:
 
     async def _explain(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         name = args["name"]
+        term: Term | None
         try:
             term = self.catalog.term(name)
         except UnknownNameError as error:
@@ -360,12 +386,45 @@ class ToolSet:
         call_args = args.get("args") or {}
         return await self._run(function, call_args, await self.rest_context(request))
 
-    def _promoted_runner(self, function: Function) -> ToolRunner:
+    def _promoted_runner(self, function: Function, spec: ToolSpec) -> ToolRunner:
         async def run(args: dict[str, Any], request: RequestInfo) -> ToolResult:
             # The endpoint left these arguments to the dispatcher, which checks them against the same schema.
-            return await self._run(function, args, await self.rest_context(request))
+            outcome = await self.dispatcher.call(function, args, await self.rest_context(request))
+            result = self._result(outcome)
+            if spec.output_schema is None or result.is_error:
+                return result
+            return await self._structured(spec, outcome, result)
 
         return run
+
+    async def _structured(self, spec: ToolSpec, outcome: CallOutcome, result: ToolResult) -> ToolResult:
+        """`result` when its structured content is the declared result, else its text as a failed result.
+
+        A tool with an outputSchema must answer with conforming structured content (clients fail the call
+        otherwise); a failed result is not checked, so the agent still reads the answer, told why it is text.
+        """
+        function = outcome.function
+        name = function.name
+        if result.structured is None:
+            why = f"{name}'s answer is over the output limit or not a JSON object, so it comes as text only"
+        elif outcome.response is not None and not await anyio.to_thread.run_sync(
+            self.responses.conforms, function, outcome.response
+        ):
+            why = f"{name} answered what its document does not describe, so the answer comes as text only"
+        elif self._output_validator(spec).is_valid(result.structured):
+            return result
+        else:
+            why = f"{name}'s answer does not match the result type it declares, so it comes as text only"
+        note = TextContent(text=f"({why}: the call itself succeeded; call_function returns the same answer.)")
+        return ToolResult(content=(*result.content, note), is_error=True)
+
+    def _output_validator(self, spec: ToolSpec) -> jsonschema.protocols.Validator:
+        validator = self._output_validators.get(spec.name)
+        if validator is None:
+            schema = spec.output_schema or {}
+            validator = validator_for(schema)(schema)
+            self._output_validators[spec.name] = validator
+        return validator
 
     async def _run(
         self, function: Function, args: Mapping[str, Any], context: RestContext, *, validated: bool = False

@@ -17,8 +17,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel
 from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from catalog.composite import Caller, composite
+from catalog.schemas import inline_refs
 from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, create_app
 from gateway.lifespan import app_lifespan
@@ -112,3 +116,101 @@ async def test_a_composite_whose_input_is_not_an_object_takes_it_as_one_argument
     assert not called.is_error and json.loads(text(called))["orders"] == 2
     assert not promoted.is_error and json.loads(text(promoted))["orders"] == 1
     assert refused.is_error and "order_ids" in text(refused)
+
+
+def test_promoted_tools_inline_their_refs_and_keep_defs_only_for_recursion() -> None:
+    gateway = shop(tools=["orders.create_order", "orders.get_order"])
+    specs = {spec.name: spec for spec in gateway.tools()}
+    created = specs["orders-create_order"]
+    assert "$defs" not in created.input_schema
+    assert "$ref" not in json.dumps(created.input_schema)
+    assert created.input_schema["properties"]["items"]["items"]["type"] == "object"
+    output = specs["orders-get_order"].output_schema
+    assert output is not None and output["type"] == "object" and "$defs" not in output
+    recursive = inline_refs(
+        {
+            "$ref": "#/$defs/Node",
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "properties": {"next": {"$ref": "#/$defs/Node"}, "tag": {"$ref": "#/$defs/Tag"}},
+                },
+                "Tag": {"type": "string"},
+            },
+        },
+        max_nodes=100,
+    )
+    assert recursive["$defs"] == {
+        "Node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/Node"}, "tag": {"type": "string"}}}
+    }
+
+
+async def test_promoted_tools_and_composites_answer_structured_content_that_matches_their_output_schema() -> None:
+    gateway = shop(composites=[orders_total], tools=["orders.get_order", "reports.orders_total"])
+    async with client_of(gateway, ADMIN) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        # The SDK client validates structured content against the listed outputSchema, and fails the call if not.
+        order = await client.call_tool("orders-get_order", {"order_id": 3})
+        total = await client.call_tool("reports-orders_total", {"order_ids": [1, 2]})
+    assert listed["orders-get_order"].output_schema is not None
+    assert listed["reports-orders_total"].output_schema is not None
+    assert not order.is_error and order.structured_content is not None and order.structured_content["id"] == 3
+    assert total.structured_content == json.loads(text(total))
+
+
+def lying_api() -> tuple[Starlette, dict[str, Any]]:
+    """An API whose document promises {id: integer, name: string} and which answers {"id": "seven"}."""
+
+    async def thing(request: Request) -> JSONResponse:
+        return JSONResponse({"id": "seven"})
+
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Things", "version": "1"},
+        "paths": {
+            "/things/{id}": {
+                "get": {
+                    "operationId": "get_thing",
+                    "tags": ["things"],
+                    "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {
+                            "description": "ok",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Thing"}}},
+                        }
+                    },
+                }
+            }
+        },
+        "components": {
+            "schemas": {
+                "Thing": {
+                    "type": "object",
+                    "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
+                    "required": ["id", "name"],
+                }
+            }
+        },
+    }
+    return Starlette(routes=[Route("/things/{id}", thing)]), document
+
+
+async def test_an_answer_the_document_does_not_describe_comes_as_text_and_the_operator_is_told_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app, document = lying_api()
+    gateway = Gateway(app=app, spec=document, tools=["things.get_thing"])
+    with caplog.at_level("WARNING", logger="gateway.results"):
+        async with client_of(gateway) as client:
+            first = await client.call_tool("things-get_thing", {"id": "7"})
+            second = await client.call_tool("things-get_thing", {"id": "7"})
+            plain = await client.call_tool("call_function", {"name": "things.get_thing", "args": {"id": "7"}})
+    for result in (first, second):
+        assert result.is_error and result.structured_content is None
+        assert json.loads(text(result)) == {"id": "seven"}
+        assert "document does not describe" in "".join(
+            block.text for block in result.content if isinstance(block, types.TextContent)
+        )
+    assert not plain.is_error
+    warnings = [record for record in caplog.records if "things.get_thing" in record.getMessage()]
+    assert len(warnings) == 1 and "get_thing" in warnings[0].getMessage()
