@@ -177,6 +177,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--warnings", type=_count, default=20, metavar="N", help="print at most N warnings (default 20)")
     for flag, what in (("--read-only", "only reads"), ("--destructive", "deletes data"), ("--writes", "writes")):
         check.add_argument(flag, action="append", default=[], metavar="PATTERN", help=f"functions that {what}")
+    check.add_argument(
+        "--strict",
+        action="store_true",
+        help="also validate the document with openapi-spec-validator; list its errors at their JSON pointers and "
+        "exit 1 when there are any",
+    )
     check.set_defaults(run=_check)
 
     search = actions.add_parser("search", help="rank functions for a task, as search_functions does")
@@ -689,7 +695,25 @@ def _check(options: argparse.Namespace, out: TextIO) -> int:
         print(f"… {len(catalog.warnings) - options.warnings} more warnings (--warnings N shows more)", file=out)
     _print_other_hosts(catalog, out)
     _print_effect_candidates(catalog, out, limit=options.warnings)
+    if getattr(options, "strict", False) and catalog.resolver is not None:
+        return _print_spec_problems(catalog.resolver.document, out, limit=options.warnings)
     return EXIT_OK
+
+
+def _print_spec_problems(document: Any, out: TextIO, *, limit: int) -> int:
+    """The document's own validation errors (`--strict`); EXIT_REFUSED when there are any."""
+    from catalog.strict import spec_problems
+
+    problems = spec_problems(document)
+    if not problems:
+        print("strict: the document is valid OpenAPI (openapi-spec-validator)", file=out)
+        return EXIT_OK
+    print(f"strict: {len(problems)} validation error(s) in the document (openapi-spec-validator):", file=out)
+    for problem in problems[:limit]:
+        print(f"  {problem.pointer or '(document root)'}: {problem.message[:300]}", file=out)
+    if len(problems) > limit:
+        print(f"  … {len(problems) - limit} more (--warnings N shows more)", file=out)
+    return EXIT_REFUSED
 
 
 def _print_other_hosts(catalog: Catalog, out: TextIO) -> None:

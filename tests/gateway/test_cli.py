@@ -188,3 +188,21 @@ def test_a_prefix_under_which_the_documents_paths_do_not_route_exits_one_naming_
     assert main([*args, "--prefix", "/v9"]) == EXIT_REFUSED
     assert "--prefix /api" in capsys.readouterr().err
     assert main([*args, "--prefix", "/api", "--update"]) == EXIT_OK
+
+
+def test_strict_check_lists_the_documents_own_validation_errors_at_their_pointers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = {
+        "openapi": "3.0.3",
+        "info": {"title": "Bad", "version": "1"},
+        "paths": {"/b": {"get": {"operationId": "b", "tags": ["t"], "responses": {}}}},
+    }
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    assert main(["catalog", "check", str(path)]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["catalog", "check", "--strict", str(path)]) == EXIT_REFUSED
+    assert "  /paths/~1b/get/responses: {} should be non-empty" in capsys.readouterr().out
+    assert main(["catalog", "check", "--strict", PETSTORE]) == EXIT_OK
+    assert "the document is valid OpenAPI" in capsys.readouterr().out

@@ -6,6 +6,8 @@ Driven through the official `mcp` client in-process, on the demo shop and on the
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -214,3 +216,9 @@ async def test_an_answer_the_document_does_not_describe_comes_as_text_and_the_op
     assert not plain.is_error
     warnings = [record for record in caplog.records if "things.get_thing" in record.getMessage()]
     assert len(warnings) == 1 and "get_thing" in warnings[0].getMessage()
+
+
+def test_openapi_core_is_not_imported_until_an_answer_is_checked() -> None:
+    probe = "import sys, gateway.cli, gateway.app; print(sorted(m for m in sys.modules if m.startswith('openapi_')))"
+    found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[]"
