@@ -91,6 +91,7 @@ class Gateway:
         destructive: Sequence[str] = (),
         writes: Sequence[str] = (),
         max_output_bytes: int = 24_000,
+        compact_results: bool = False,
         timeout: float = 30.0,
         on_error: ErrorHook | None = None,
         allowed_hosts: Sequence[str] = (),
@@ -124,6 +125,7 @@ class Gateway:
                 destructive=tuple(destructive),
                 writes=tuple(writes),
                 max_output_bytes=max_output_bytes,
+                compact_results=compact_results,
                 timeout=timeout,
                 on_error=on_error,
                 allowed_hosts=tuple(allowed_hosts),
@@ -195,6 +197,7 @@ class Gateway:
             promoted=config.tools,
             additive=config.additive,
             max_output_bytes=config.max_output_bytes,
+            compact_results=config.compact_results,
             extra=[*extra, *config.extra_tools],
             scripts=self.scripts is not None,
         )

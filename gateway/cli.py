@@ -395,6 +395,12 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         default=_env("MAX_OUTPUT_BYTES", "24000"),
         help="the most bytes of text one tool answer holds (default 24000, about 6k tokens)",
     )
+    parser.add_argument(
+        "--compact-results",
+        action=argparse.BooleanOptionalAction,
+        default=_env("COMPACT_RESULTS", "") in ("1", "true", "yes"),
+        help="JSON results as header-and-rows tables where that is 20%% shorter (bench/compact_results.py)",
+    )
 
 
 def _shared_options(options: argparse.Namespace) -> dict[str, Any]:
@@ -403,6 +409,7 @@ def _shared_options(options: argparse.Namespace) -> dict[str, Any]:
         "tools": options.tool,
         "timeout": options.timeout,
         "max_output_bytes": options.max_output_bytes,
+        "compact_results": options.compact_results,
         "research": options.chatgpt_tools,
         "read_only": options.read_only,
         "destructive": options.destructive,

@@ -13,6 +13,7 @@ from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term, term_fields, term_part
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, count_nodes, inline_refs
 from catalog.search import MAX_QUERY_CHARS, search
+from gateway._compact import COMPACT_HELP
 from gateway._response_check import ResponseCheck
 from gateway.caller import RequestInfo, RestContext
 from gateway.dispatcher import CallOutcome, Dispatcher
@@ -45,7 +46,7 @@ def read_only_spec(
     )
 
 
-def _fixed_specs() -> list[ToolSpec]:
+def _fixed_specs(compact: bool = False) -> list[ToolSpec]:
     return [
         read_only_spec(
             "whoami",
@@ -111,7 +112,8 @@ def _fixed_specs() -> list[ToolSpec]:
             title="Call a function",
             description="Call an API function with the caller's credentials. args is a flat object of the "
             "function's arguments as describe_function lists them. Returns the API's response; an API error "
-            "comes back as an error with the status and body, so you can correct the call.",
+            "comes back as an error with the status and body, so you can correct the call."
+            + (f" {COMPACT_HELP}" if compact else ""),
             input_schema={
                 "type": "object",
                 "properties": {
@@ -129,7 +131,7 @@ def _fixed_specs() -> list[ToolSpec]:
     ]
 
 
-def _promoted_spec(function: Function, *, additive: bool) -> ToolSpec:
+def _promoted_spec(function: Function, *, additive: bool, compact: bool = False) -> ToolSpec:
     problem = function.promotion_problem
     if problem is not None:
         raise ConfigError(f"cannot promote {function.name!r} to a tool: {problem}")
@@ -145,6 +147,8 @@ def _promoted_spec(function: Function, *, additive: bool) -> ToolSpec:
     description = function.summary
     if function.description and function.description != function.summary:
         description = f"{function.summary}\n\n{function.description[:1000]}"
+    if compact:
+        description = f"{description}\n\n{COMPACT_HELP}"
     return ToolSpec(
         name=function.tool_name,
         title=function.summary[:80] or function.name,
@@ -210,6 +214,7 @@ class ToolSet:
         promoted: Sequence[str],
         additive: Sequence[str],
         max_output_bytes: int,
+        compact_results: bool = False,
         extra: Sequence[tuple[ToolSpec, ToolRunner]] = (),
         whoami_fields: Sequence[str] | None = None,
         scripts: bool = False,
@@ -219,6 +224,7 @@ class ToolSet:
         self.rest_context = rest_context
         self.server_name = server_name
         self.max_output_bytes = max_output_bytes
+        self.compact_results = compact_results
         #: True when run_script is served, so a cut result may suggest it.
         self.scripts = scripts
         self.whoami = self._whoami_function(whoami)
@@ -233,7 +239,7 @@ class ToolSet:
             "explain_term": self._explain,
             "call_function": self._call,
         }
-        self.specs: list[ToolSpec] = _fixed_specs()
+        self.specs: list[ToolSpec] = _fixed_specs(compact_results)
         #: Checks promoted tools' answers against the document before they become structured content.
         self.responses = ResponseCheck(catalog.resolver.document if catalog.resolver is not None else None)
         self._output_validators: dict[str, jsonschema.protocols.Validator] = {}
@@ -248,7 +254,7 @@ class ToolSet:
                 raise ConfigError(f"tools names {name!r} twice; promote each function once")
             seen.add(name)
             function = self._known(name, "tools")
-            spec = _promoted_spec(function, additive=name in additive)
+            spec = _promoted_spec(function, additive=name in additive, compact=compact_results)
             if spec.name in self._runners:
                 raise ConfigError(f"promoted tool {spec.name!r} clashes with a tool of the same name")
             self.specs.append(spec)
@@ -389,8 +395,9 @@ class ToolSet:
     def _promoted_runner(self, function: Function, spec: ToolSpec) -> ToolRunner:
         async def run(args: dict[str, Any], request: RequestInfo) -> ToolResult:
             # The endpoint left these arguments to the dispatcher, which checks them against the same schema.
-            outcome = await self.dispatcher.call(function, args, await self.rest_context(request))
-            result = self._result(outcome)
+            context = await self.rest_context(request)
+            outcome = await self.dispatcher.call(function, args, context)
+            result = self._result(outcome, context)
             if spec.output_schema is None or result.is_error:
                 return result
             return await self._structured(spec, outcome, result)
@@ -433,15 +440,14 @@ class ToolSet:
 
     def _result(self, outcome: CallOutcome, context: RestContext) -> ToolResult:
         function = outcome.function
+        options: dict[str, Any] = {
+            "max_output_bytes": self.max_output_bytes,
+            "scripts": self.scripts,
+            "compact": self.compact_results,
+        }
         if outcome.response is None:
-            return value_result(function, outcome.value, max_output_bytes=self.max_output_bytes, scripts=self.scripts)
-        return response_result(
-            function,
-            outcome.response,
-            max_output_bytes=self.max_output_bytes,
-            scripts=self.scripts,
-            credential_hint=context.credential_hint,
-        )
+            return value_result(function, outcome.value, **options)
+        return response_result(function, outcome.response, credential_hint=context.credential_hint, **options)
 
 
 def _search_narrowing(args: Mapping[str, Any]) -> str:

@@ -25,6 +25,7 @@ from starlette.routing import Route
 
 from catalog.composite import Caller, composite
 from catalog.schemas import inline_refs
+from gateway._compact import compact_text
 from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, create_app
 from gateway.lifespan import app_lifespan
@@ -222,3 +223,40 @@ def test_openapi_core_is_not_imported_until_an_answer_is_checked() -> None:
     probe = "import sys, gateway.cli, gateway.app; print(sorted(m for m in sys.modules if m.startswith('openapi_')))"
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "[]"
+
+
+def test_the_compact_encoding_writes_like_objects_as_a_header_and_rows_and_keeps_json_where_it_saves_little() -> None:
+    listing = {
+        "items": [
+            {"id": 1, "name": "Mug, large", "owner": {"login": "ada"}, "tags": ["a", "b"]},
+            {"id": 2, "name": "Tee", "owner": {"login": "grace"}, "tags": []},
+            {"id": 3, "name": "", "owner": {"login": "alan"}},
+        ],
+        "next": None,
+    }
+    assert compact_text(listing) == (
+        "items[3]{id,name,owner.login,tags}:\n"
+        '  1,"Mug, large",ada,["a","b"]\n'
+        "  2,Tee,grace,[]\n"
+        '  3,"",alan,\n'
+        "next: null"
+    )
+    assert compact_text({"id": 1, "name": "Tee"}) is None  # one small object: JSON is as short
+    assert '  "12"\n  "true"' in (compact_text([{"number": "12"}, {"number": "true"}] * 3) or "")
+
+
+async def test_with_compact_results_a_listing_comes_as_a_table_and_the_call_tools_say_how_to_read_it() -> None:
+    async with client_of(shop(compact_results=True, tools=["products.list_products"]), ADMIN) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        listed = await client.call_tool("call_function", {"name": "products.list_products", "args": {"limit": 3}})
+        promoted = await client.call_tool("products-list_products", {"limit": 3})
+        single = await client.call_tool("call_function", {"name": "products.get_product", "args": {"product_id": 1}})
+    assert "`key[N]{a,b,c}:`" in (tools["call_function"].description or "")
+    assert "`key[N]{a,b,c}:`" in (tools["products-list_products"].description or "")
+    assert text(listed).startswith("items[3]{id,sku,name,")
+    assert not promoted.is_error and text(promoted).startswith("items[3]{")
+    assert promoted.structured_content is not None and len(promoted.structured_content["items"]) == 3
+    assert json.loads(text(single))["id"] == 1  # under 20% saved: JSON
+    async with client_of(shop(), ADMIN) as client:
+        plain = await client.call_tool("call_function", {"name": "products.list_products", "args": {"limit": 3}})
+    assert json.loads(text(plain))["items"][0]["id"]
