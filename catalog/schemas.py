@@ -23,9 +23,9 @@ __all__ = [
     "count_nodes",
     "defs_ref",
     "file_schema",
+    "inline_refs",
     "is_binary",
     "is_file_schema",
-    "inline_refs",
 ]
 
 DEFAULT_MAX_SCHEMA_NODES = 1000
