@@ -31,6 +31,11 @@ class RefResolver:
         schemas = components.get("schemas") if isinstance(components, Mapping) else None
         self.schemas: Mapping[str, Any] = schemas if isinstance(schemas, Mapping) else {}
 
+    @property
+    def document(self) -> Mapping[str, Any]:
+        """The document refs are resolved in."""
+        return self._document
+
     def lookup(self, ref: str) -> Any:
         """The value at `ref` (one step, not following a `$ref` found there), or None when it does not exist."""
         if ref in self._cache:

@@ -81,7 +81,8 @@ def composite(
     """Decorate `async def fn(call: Caller, args: In) -> Out` to make a Composite.
 
     The input and output schemas come from the type hints of `args` and of the return value (pydantic models,
-    TypedDicts, dataclasses or plain types); the summary and description default to the docstring.
+    TypedDicts, dataclasses or plain types); the summary and description default to the docstring. Arguments
+    that are not an object (`ids: list[int]`) are one argument named after the parameter (`{"ids": [1, 2]}`).
     """
 
     def build(function: Callable[[Caller, Any], Awaitable[Any]]) -> Composite:
@@ -98,11 +99,14 @@ def composite(
         input_adapter: TypeAdapter[Any] = TypeAdapter(input_type)
         output_adapter: TypeAdapter[Any] = TypeAdapter(output_type)
         input_schema = _json_schema(input_adapter)
-        if input_schema.get("type") != "object":
-            raise CatalogConfigError(
-                f"composite {function.__name__!r} takes {input_type!r}; its arguments must be an object type "
-                "(a pydantic model, TypedDict or dataclass)"
-            )
+        # Arguments that are not an object (a list, a number, a union) are one argument named after the parameter.
+        wrapped = parameters[1] if input_schema.get("type") != "object" else None
+        if wrapped is not None:
+            input_schema = _wrapped(wrapped, input_schema)
+
+        def decode(args: Mapping[str, Any]) -> Any:
+            return input_adapter.validate_python(args[wrapped] if wrapped is not None else dict(args))
+
         output_schema = _json_schema(output_adapter)
         doc = inspect.getdoc(function) or ""
         first, _, rest = doc.partition("\n")
@@ -116,11 +120,25 @@ def composite(
             input_schema=input_schema,
             output_schema=output_schema if output_schema.get("type") == "object" else None,
             run=function,
-            decode=lambda args: input_adapter.validate_python(dict(args)),
+            decode=decode,
             encode=lambda value: output_adapter.dump_python(value, mode="json"),
         )
 
     return build
+
+
+def _wrapped(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """An object schema with the one required property `name` of `schema`; `$defs` stay at the root."""
+    inner = {key: value for key, value in schema.items() if key != "$defs"}
+    wrapper: dict[str, Any] = {
+        "type": "object",
+        "properties": {name: inner},
+        "required": [name],
+        "additionalProperties": False,
+    }
+    if "$defs" in schema:
+        wrapper["$defs"] = schema["$defs"]
+    return wrapper
 
 
 def _json_schema(adapter: Any) -> dict[str, Any]:

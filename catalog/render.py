@@ -11,6 +11,7 @@ from typing import Any
 
 from catalog._html import plain_text
 from catalog._refs import RefResolver
+from catalog.errors import UnknownNameError
 from catalog.model import Arg, Catalog, Function, Module, Term
 from catalog.schemas import is_binary, is_file_schema
 
@@ -24,6 +25,8 @@ __all__ = [
     "module_line",
     "return_type",
     "signature",
+    "term_fields",
+    "term_part",
     "type_of",
 ]
 
@@ -300,6 +303,48 @@ def explain_term(catalog: Catalog, term: Term) -> str:
     if term.returned_by:
         lines.append(f"  Returned by: {', '.join(term.returned_by)}")
     return "\n".join(lines)
+
+
+def term_fields(catalog: Catalog, term: Term) -> list[str]:
+    """The names of the fields explain_term lists for `term`, in order (none for a term without properties)."""
+    if term.schema is None:
+        return []
+    return list(_merged_properties(catalog, term.schema, 0)[0])
+
+
+def term_part(catalog: Catalog, name: str) -> Term | None:
+    """The field a dotted name points into a term (`invoice.lines`, `invoice.lines.data`) as a term, else None.
+
+    Term names may hold dots themselves (`issuing.authorization`): the longest term name that prefixes `name`
+    wins. Each step goes into a field of the schema so far (through allOf, and into an array's items).
+    """
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            term = catalog.term(".".join(parts[:cut]))
+        except UnknownNameError:
+            continue
+        schema: Any = term.schema
+        description = ""
+        for field_name in parts[cut:]:
+            schema = _field_schema(catalog, schema, field_name)
+            if schema is None:
+                return None
+            description = str(schema.get("description") or "") if isinstance(schema, Mapping) else ""
+        return Term(name=f"{term.name}.{'.'.join(parts[cut:])}", description=description, schema=schema)
+    return None
+
+
+def _field_schema(catalog: Catalog, schema: Any, field_name: str) -> Mapping[str, Any] | None:
+    resolver = catalog.resolver
+    for _ in range(8):  # into an array's items, a few levels at most
+        resolved, _ = resolver.deref(schema) if resolver is not None else (schema, None)
+        if not isinstance(resolved, Mapping) or not isinstance(resolved.get("items"), Mapping):
+            break
+        schema = resolved["items"]
+    properties, _ = _merged_properties(catalog, schema, 0)
+    found = properties.get(field_name)
+    return found if isinstance(found, Mapping) else None
 
 
 def _schema_lines(catalog: Catalog, schema: Mapping[str, Any]) -> list[str]:

@@ -23,6 +23,7 @@ __all__ = [
     "count_nodes",
     "defs_ref",
     "file_schema",
+    "inline_refs",
     "is_binary",
     "is_file_schema",
 ]
@@ -307,3 +308,75 @@ def _apply_30_semantics(source: Mapping[str, Any], out: JSONSchema) -> None:
             out["type"] = [*kind, "null"]
         if isinstance(out.get("enum"), list) and None not in out["enum"]:
             out["enum"] = [*out["enum"], None]
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def inline_refs(schema: JSONSchema, *, max_nodes: int) -> JSONSchema:
+    """`schema` with its `$ref`s to `$defs` replaced by their targets, except refs to recursive definitions.
+
+    `$defs` keeps only the recursive definitions still referenced. When inlining would pass `max_nodes` nodes (a
+    shared type used in many places), `schema` comes back unchanged.
+    """
+    defs = schema.get("$defs")
+    if not isinstance(defs, Mapping) or not defs:
+        return schema
+    names = {defs_ref(name): name for name in defs}
+    graph = {name: _refs_in(body, names) for name, body in defs.items()}
+    recursive = {name for name in defs if name in _reachable(graph, graph[name])}
+    budget = [max_nodes]
+
+    def inline(value: Any, depth: int) -> Any:
+        if isinstance(value, list):
+            return [inline(item, depth) for item in value]
+        if not isinstance(value, Mapping):
+            return value
+        budget[0] -= 1
+        if budget[0] < 0 or depth > MAX_SCHEMA_DEPTH:
+            raise _TooLarge
+        name = names.get(value["$ref"]) if isinstance(value.get("$ref"), str) else None
+        if name is not None and name not in recursive:
+            target = inline(defs[name], depth + 1)
+            siblings = {key: inline(item, depth + 1) for key, item in value.items() if key not in ("$ref", "$defs")}
+            if set(siblings) <= {"description", "title"}:
+                return {**target, **siblings}
+            return {"allOf": [target], **siblings}
+        return {key: inline(item, depth + 1) for key, item in value.items() if key != "$defs"}
+
+    try:
+        result = inline(schema, 0)
+        kept = {name: inline(defs[name], 1) for name in sorted(recursive)}
+    except _TooLarge:
+        return schema
+    used = _reachable(graph, _refs_in(result, names)) & recursive
+    if used:
+        result["$defs"] = {name: kept[name] for name in sorted(used)}
+    return dict(result)
+
+
+def _refs_in(value: Any, names: Mapping[str, str]) -> set[str]:
+    found: set[str] = set()
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, Mapping):
+            ref = item.get("$ref")
+            if isinstance(ref, str) and ref in names:
+                found.add(names[ref])
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return found
+
+
+def _reachable(graph: Mapping[str, set[str]], start: Iterable[str]) -> set[str]:
+    seen: set[str] = set()
+    pending = list(start)
+    while pending:
+        name = pending.pop()
+        if name not in seen:
+            seen.add(name)
+            pending.extend(graph.get(name, ()))
+    return seen

@@ -190,6 +190,12 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--warnings", type=_count, default=20, metavar="N", help="print at most N warnings (default 20)")
     for flag, what in (("--read-only", "only reads"), ("--destructive", "deletes data"), ("--writes", "writes")):
         check.add_argument(flag, action="append", default=[], metavar="PATTERN", help=f"functions that {what}")
+    check.add_argument(
+        "--strict",
+        action="store_true",
+        help="also validate the document with openapi-spec-validator; list its errors at their JSON pointers and "
+        "exit 1 when there are any",
+    )
     check.set_defaults(run=_check)
 
     search = actions.add_parser("search", help="rank functions for a task, as search_functions does")
@@ -223,7 +229,7 @@ _ENVIRONMENT = """environment:
   MCP_GATEWAY_PREFIX, _WHOAMI_FIELDS, _AUTH_HEADERS   --prefix, --whoami-field, --auth-header (lists)
   MCP_GATEWAY_OTHER_HOSTS   --other-host (a list)
   MCP_GATEWAY_READ_ONLY, _DESTRUCTIVE, _WRITES        --read-only, --destructive, --writes (lists)
-  MCP_GATEWAY_CHATGPT_TOOLS, _TIMEOUT, _MAX_OUTPUT_BYTES
+  MCP_GATEWAY_CHATGPT_TOOLS, _TIMEOUT, _MAX_OUTPUT_BYTES, _COMPACT_RESULTS
   MCP_GATEWAY_SCRIPTS, _SCRIPTS_ALLOW_WRITES
   MCP_GATEWAY_FETCH_TIMEOUT seconds a `catalog` command waits for a spec URL (default 10, as --spec does)"""
 _SERVE_ENVIRONMENT = """
@@ -437,6 +443,12 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         default=_env("MAX_OUTPUT_BYTES", "24000"),
         help="the most bytes of text one tool answer holds (default 24000, about 6k tokens)",
     )
+    parser.add_argument(
+        "--compact-results",
+        action=argparse.BooleanOptionalAction,
+        default=_env("COMPACT_RESULTS", "") in ("1", "true", "yes"),
+        help="JSON results as header-and-rows tables where that is 20%% shorter (bench/compact_results.py)",
+    )
 
 
 def _shared_options(options: argparse.Namespace) -> dict[str, Any]:
@@ -445,6 +457,7 @@ def _shared_options(options: argparse.Namespace) -> dict[str, Any]:
         "tools": options.tool,
         "timeout": options.timeout,
         "max_output_bytes": options.max_output_bytes,
+        "compact_results": options.compact_results,
         "research": options.chatgpt_tools,
         "read_only": options.read_only,
         "destructive": options.destructive,
@@ -752,7 +765,25 @@ def _check(options: argparse.Namespace, out: TextIO) -> int:
             file=sys.stderr,
         )
         return EXIT_REFUSED
+    if getattr(options, "strict", False) and catalog.resolver is not None:
+        return _print_spec_problems(catalog.resolver.document, out, limit=options.warnings)
     return EXIT_OK
+
+
+def _print_spec_problems(document: Any, out: TextIO, *, limit: int) -> int:
+    """The document's own validation errors (`--strict`); EXIT_REFUSED when there are any."""
+    from catalog.strict import spec_problems
+
+    problems = spec_problems(document)
+    if not problems:
+        print("strict: the document is valid OpenAPI (openapi-spec-validator)", file=out)
+        return EXIT_OK
+    print(f"strict: {len(problems)} validation error(s) in the document (openapi-spec-validator):", file=out)
+    for problem in problems[:limit]:
+        print(f"  {problem.pointer or '(document root)'}: {problem.message[:300]}", file=out)
+    if len(problems) > limit:
+        print(f"  … {len(problems) - limit} more (--warnings N shows more)", file=out)
+    return EXIT_REFUSED
 
 
 def _print_other_hosts(catalog: Catalog, out: TextIO) -> None:

@@ -77,6 +77,8 @@ class GatewayConfig:
     destructive: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     max_output_bytes: int = 24_000
+    #: Render JSON results in the compact table encoding where it is at least 20% shorter (gateway/_compact.py).
+    compact_results: bool = False
     timeout: float = 30.0
     on_error: ErrorHook | None = None
     allowed_hosts: tuple[str, ...] = ()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from catalog.model import Function
+from gateway._compact import compact_text
 from gateway.rest import HttpResponse
-from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult
+from gateway.toolspec import Content, EmbeddedResource, ImageContent, TextContent, ToolResult
 
-__all__ = ["cap_text", "response_result", "value_result"]
+__all__ = ["cap_lines", "cap_text", "fit_texts", "response_result", "value_result"]
 
 #: Argument names that narrow a listing; the cut hint names those the function has.
 _NARROWING = ("limit", "per_page", "page_size", "size", "max_results", "top", "page", "cursor", "offset", "fields")
@@ -39,6 +41,7 @@ def response_result(
     max_output_bytes: int,
     scripts: bool = False,
     credential_hint: str = "",
+    compact: bool = False,
 ) -> ToolResult:
     """The tool result for a REST response: an error result for 4xx/5xx, else content by media type.
 
@@ -57,7 +60,9 @@ def response_result(
         return ToolResult.text(f"HTTP {response.status} {response.reason}: done, no content.")
     if response.is_json:
         try:
-            return value_result(function, response.json(), max_output_bytes=max_output_bytes, scripts=scripts)
+            return value_result(
+                function, response.json(), max_output_bytes=max_output_bytes, scripts=scripts, compact=compact
+            )
         except ValueError:
             return ToolResult.text(cap_text(response.text, max_output_bytes, function, scripts=scripts))
     if media.startswith("text/") or media in ("application/xml", "application/yaml", "application/x-yaml"):
@@ -75,9 +80,14 @@ def response_result(
     )
 
 
-def value_result(function: Function, value: Any, *, max_output_bytes: int, scripts: bool = False) -> ToolResult:
-    """A JSON value as compact text, with `structured` content when it is an object that fits and nests little."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def value_result(
+    function: Function, value: Any, *, max_output_bytes: int, scripts: bool = False, compact: bool = False
+) -> ToolResult:
+    """A JSON value as compact text, with `structured` content when it is an object that fits and nests little.
+
+    With `compact`, the text is the table encoding of `gateway._compact` where that is at least 20% shorter.
+    """
+    text = (compact_text(value) if compact else None) or json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     capped = cap_text(text, max_output_bytes, function, scripts=scripts)
     structured = value if isinstance(value, dict) and capped is text and _nests_within(value, _MAX_NESTING) else None
     return ToolResult(content=(TextContent(text=capped),), structured=structured)
@@ -119,6 +129,63 @@ def cap_text(text: str, max_output_bytes: int, function: Function | None = None,
     note = f"\n… [cut: the result is {len(encoded)} bytes, over the {max_output_bytes}-byte limit; {how}]"
     room = max(max_output_bytes - len(note.encode()), 0)
     return encoded[:room].decode("utf-8", "ignore") + note
+
+
+def cap_lines(text: str, max_output_bytes: int, how: str, *, unit: str = "lines", left_out: str = "") -> str:
+    """`text` cut after the last whole line that fits in `max_output_bytes` (UTF-8), with a note; unchanged if it fits.
+
+    The note says how much was left out and `how` to narrow; `left_out` (names of what was cut, say) goes in it
+    too when there is room.
+    """
+    encoded = text.encode()
+    if len(encoded) <= max_output_bytes:
+        return text
+    lines = text.split("\n")
+
+    def note(shown: int) -> str:
+        named = f" ({left_out})" if left_out else ""
+        return (
+            f"\n… [cut: {shown} of {len(lines)} {unit} shown{named}; the whole answer is {len(encoded)} bytes, "
+            f"over the {max_output_bytes}-byte limit; {how}]"
+        )
+
+    if len(note(len(lines)).encode()) > max_output_bytes // 2:
+        left_out = ""  # the names would crowd out the answer itself
+    room = max_output_bytes - len(note(len(lines)).encode())
+    kept: list[str] = []
+    size = 0
+    for line in lines:
+        size += len(line.encode()) + 1
+        if size > room:
+            break
+        kept.append(line)
+    if not kept:  # one line longer than the limit: a part of it
+        return encoded[: max(room, 0)].decode("utf-8", "ignore") + note(0)
+    return "\n".join(kept) + note(len(kept))
+
+
+def fit_texts(result: ToolResult, max_output_bytes: int) -> ToolResult:
+    """`result` with its text blocks cut to fit `max_output_bytes` together: the net under every tool."""
+    total = sum(len(text.encode()) for text in result.texts)
+    if total <= max_output_bytes:
+        return result
+    budget = max_output_bytes
+    blocks: list[Content] = []
+    for block in result.content:
+        if isinstance(block, TextContent):
+            if budget < _MIN_BLOCK:
+                continue  # an earlier block used the limit up, and said it was cut
+            cut = cap_text(block.text, budget)
+            budget -= len(cut.encode())
+            blocks.append(TextContent(text=cut))
+        else:
+            blocks.append(block)
+    # Structured content is the whole answer, which no longer fits: the text alone says what was cut.
+    return replace(result, content=tuple(blocks), structured=None)
+
+
+#: The least room worth giving a text block after earlier ones: enough for the cut note.
+_MIN_BLOCK = 256
 
 
 def _error(function: Function, response: HttpResponse, max_output_bytes: int, credential_hint: str) -> ToolResult:

@@ -5,16 +5,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import anyio
+import jsonschema
+
 from catalog.errors import SchemaTooLargeError, UnknownNameError, shown
-from catalog.model import Catalog, Function
-from catalog.render import describe_function, explain_term
+from catalog.model import Catalog, Function, Term
+from catalog.render import describe_function, explain_term, term_fields, term_part
+from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, count_nodes, inline_refs
 from catalog.search import MAX_QUERY_CHARS, search
+from gateway._compact import COMPACT_HELP
+from gateway._response_check import ResponseCheck
 from gateway.caller import RequestInfo, RestContext
 from gateway.dispatcher import CallOutcome, Dispatcher
 from gateway.errors import ConfigError, ToolError
 from gateway.identity import identity_view
-from gateway.results import response_result, value_result
-from gateway.toolspec import TextContent, ToolResult, ToolSpec
+from gateway.results import cap_lines, fit_texts, response_result, value_result
+from gateway.toolspec import TextContent, ToolResult, ToolSpec, validator_for
 from gateway.types import RestContextFor, ToolRunner
 from gateway.visibility import Surface
 
@@ -41,7 +47,7 @@ def read_only_spec(
     )
 
 
-def _fixed_specs() -> list[ToolSpec]:
+def _fixed_specs(compact: bool = False) -> list[ToolSpec]:
     return [
         read_only_spec(
             "whoami",
@@ -107,7 +113,8 @@ def _fixed_specs() -> list[ToolSpec]:
             title="Call a function",
             description="Call an API function with the caller's credentials. args is a flat object of the "
             "function's arguments as describe_function lists them. Returns the API's response; an API error "
-            "comes back as an error with the status and body, so you can correct the call.",
+            "comes back as an error with the status and body, so you can correct the call."
+            + (f" {COMPACT_HELP}" if compact else ""),
             input_schema={
                 "type": "object",
                 "properties": {
@@ -125,7 +132,7 @@ def _fixed_specs() -> list[ToolSpec]:
     ]
 
 
-def _promoted_spec(function: Function, *, additive: bool) -> ToolSpec:
+def _promoted_spec(function: Function, *, additive: bool, compact: bool = False) -> ToolSpec:
     problem = function.promotion_problem
     if problem is not None:
         raise ConfigError(f"cannot promote {function.name!r} to a tool: {problem}")
@@ -133,6 +140,7 @@ def _promoted_spec(function: Function, *, additive: bool) -> ToolSpec:
         schema = function.input_schema()
     except SchemaTooLargeError as error:
         raise ConfigError(f"cannot promote {function.name!r} to a tool: {error}") from None
+    schema = inline_refs(schema, max_nodes=max(count_nodes(schema), DEFAULT_MAX_SCHEMA_NODES))
     method = function.method
     read_only = function.read_only
     destructive = not read_only and (function.destructive or not additive)
@@ -140,16 +148,34 @@ def _promoted_spec(function: Function, *, additive: bool) -> ToolSpec:
     description = function.summary
     if function.description and function.description != function.summary:
         description = f"{function.summary}\n\n{function.description[:1000]}"
+    if compact:
+        description = f"{description}\n\n{COMPACT_HELP}"
     return ToolSpec(
         name=function.tool_name,
         title=function.summary[:80] or function.name,
         description=description,
         input_schema=schema,
+        output_schema=_output_schema(function),
         read_only=read_only,
         destructive=destructive,
         idempotent=idempotent,
         open_world=True,
     )
+
+
+def _output_schema(function: Function) -> dict[str, Any] | None:
+    """The promoted tool's outputSchema: the 2xx result's schema when it is an object, refs inlined where finite."""
+    try:
+        schema = function.output_schema()
+    except SchemaTooLargeError:
+        return None  # too large to advertise: the tool answers without declaring its result's shape
+    if schema is None:
+        return None
+    schema = inline_refs(schema, max_nodes=max(count_nodes(schema), DEFAULT_MAX_SCHEMA_NODES))
+    if schema.get("type") != "object":
+        # A recursive object type stays a $ref; MCP wants `type: object` at the root all the same.
+        schema = {"type": "object", **schema}
+    return schema
 
 
 def instructions_for(catalog: Catalog, operator: str) -> str:
@@ -189,6 +215,7 @@ class ToolSet:
         promoted: Sequence[str],
         additive: Sequence[str],
         max_output_bytes: int,
+        compact_results: bool = False,
         extra: Sequence[tuple[ToolSpec, ToolRunner]] = (),
         whoami_fields: Sequence[str] | None = None,
         scripts: bool = False,
@@ -201,6 +228,7 @@ class ToolSet:
         self.rest_context = rest_context
         self.server_name = server_name
         self.max_output_bytes = max_output_bytes
+        self.compact_results = compact_results
         #: True when run_script is served, so a cut result may suggest it.
         self.scripts = scripts
         self.whoami = self._whoami_function(whoami)
@@ -215,7 +243,10 @@ class ToolSet:
             "explain_term": self._explain,
             "call_function": self._call,
         }
-        self.specs: list[ToolSpec] = _fixed_specs()
+        self.specs: list[ToolSpec] = _fixed_specs(compact_results)
+        #: Checks promoted tools' answers against the document before they become structured content.
+        self.responses = ResponseCheck(catalog.resolver.document if catalog.resolver is not None else None)
+        self._output_validators: dict[str, jsonschema.protocols.Validator] = {}
         #: Promoted tools, whose arguments the dispatcher checks (the endpoint need not check them twice).
         self.self_validating: set[str] = set()
         #: Promoted tools by tool name, with their functions (hidden from callers who may not see those).
@@ -229,13 +260,13 @@ class ToolSet:
                 raise ConfigError(f"tools names {name!r} twice; promote each function once")
             seen.add(name)
             function = self._known(name, "tools")
-            spec = _promoted_spec(function, additive=name in additive)
+            spec = _promoted_spec(function, additive=name in additive, compact=compact_results)
             if spec.name in self._runners:
                 raise ConfigError(f"promoted tool {spec.name!r} clashes with a tool of the same name")
             self.promoted[spec.name] = function
             self.specs.append(spec)
             self.self_validating.add(spec.name)
-            self._runners[spec.name] = self._promoted_runner(function)
+            self._runners[spec.name] = self._promoted_runner(function, spec)
 
     def _known(self, name: str, option: str) -> Function:
         try:
@@ -266,7 +297,7 @@ class ToolSet:
         runner = self._runners.get(name)
         if runner is None:
             raise ToolError(f"unknown tool {name!r}")
-        return await runner(args, request)
+        return fit_texts(await runner(args, request), self.max_output_bytes)
 
     async def _whoami(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         context = await self.rest_context(request)
@@ -334,7 +365,7 @@ class ToolSet:
             )
         except UnknownNameError as error:
             raise ToolError(_unknown(error, "search_functions() with no arguments lists the modules")) from None
-        return ToolResult.text(result.text)
+        return ToolResult.text(cap_lines(result.text, self.max_output_bytes, _search_narrowing(args)))
 
     async def _describe(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         parts: list[str] = []
@@ -343,48 +374,100 @@ class ToolSet:
         names = list(dict.fromkeys(args["names"]))
         catalog = self._catalog_for(request)
         for index, name in enumerate(names):
+            # Room for this description, keeping room to name the rest should they not fit after it.
+            later = names[index + 1 :]
+            room = self.max_output_bytes - size - (len(self._rest_note(later).encode()) + 2 if later else 0)
             try:
-                part = describe_function(catalog, catalog.function(name))
+                function = catalog.function(name)
             except UnknownNameError as error:
                 unknown += 1
                 part = _unknown(error, _not_a_function_hint(catalog, name))
-            size += len(part.encode()) + 2
-            if parts and size > self.max_output_bytes:
+            else:
+                part = _described(catalog, function, max(room, 300), others=len(names) - 1)
+            if parts and len(part.encode()) > room:
                 # Whole descriptions or none: the rest is named, to describe in another call.
-                rest = names[index:]
-                parts.append(
-                    f"… {len(rest)} more not described here (over the {self.max_output_bytes}-byte limit): "
-                    f"{', '.join(map(shown, rest))}; describe them in another call"
-                )
+                parts.append(self._rest_note(names[index:]))
                 break
             parts.append(part)
+            size += len(part.encode()) + 2
         text = "\n\n".join(parts)
         if unknown == len(parts):
             return ToolResult.error(text)
         return ToolResult.text(text)
 
+    def _rest_note(self, rest: Sequence[str]) -> str:
+        return (
+            f"… {len(rest)} more not described here (over the {self.max_output_bytes}-byte limit): "
+            f"{', '.join(map(shown, rest))}; describe them in another call"
+        )
+
     async def _explain(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         catalog = self._catalog_for(request)
+        name = args["name"]
+        term: Term | None
         try:
-            term = catalog.term(args["name"])
+            term = catalog.term(name)
         except UnknownNameError as error:
-            raise ToolError(_unknown(error, "describe_function lists the terms a function uses")) from None
-        return ToolResult.text(explain_term(catalog, term))
+            term = term_part(catalog, name)
+            if term is None:
+                raise ToolError(_unknown(error, "describe_function lists the terms a function uses")) from None
+        text = explain_term(catalog, term)
+        fields = term_fields(catalog, term)
+        how = (
+            f"explain_term('{term.name}.<field>') explains one field, e.g. explain_term('{term.name}.{fields[-1]}')"
+            if fields
+            else "the text is the term's own description"
+        )
+        return ToolResult.text(_cut_naming(text, self.max_output_bytes, how, "fields", fields))
 
     async def _call(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         function = self._visible_function(args["name"], request)
         call_args = args.get("args") or {}
         return await self._run(function, call_args, await self.rest_context(request))
 
-    def _promoted_runner(self, function: Function) -> ToolRunner:
+    def _promoted_runner(self, function: Function, spec: ToolSpec) -> ToolRunner:
         async def run(args: dict[str, Any], request: RequestInfo) -> ToolResult:
             if not self.surface.allows(request, function):
                 # The endpoint lists promoted tools per caller; this keeps a direct call from reaching one hidden.
                 raise ToolError(f"unknown tool {function.tool_name!r}")
             # The endpoint left these arguments to the dispatcher, which checks them against the same schema.
-            return await self._run(function, args, await self.rest_context(request))
+            context = await self.rest_context(request)
+            outcome = await self.dispatcher.call(function, args, context)
+            result = self._result(outcome, context)
+            if spec.output_schema is None or result.is_error:
+                return result
+            return await self._structured(spec, outcome, result)
 
         return run
+
+    async def _structured(self, spec: ToolSpec, outcome: CallOutcome, result: ToolResult) -> ToolResult:
+        """`result` when its structured content is the declared result, else its text as a failed result.
+
+        A tool with an outputSchema must answer with conforming structured content (clients fail the call
+        otherwise); a failed result is not checked, so the agent still reads the answer, told why it is text.
+        """
+        function = outcome.function
+        name = function.name
+        if result.structured is None:
+            why = f"{name}'s answer is over the output limit or not a JSON object, so it comes as text only"
+        elif outcome.response is not None and not await anyio.to_thread.run_sync(
+            self.responses.conforms, function, outcome.response
+        ):
+            why = f"{name} answered what its document does not describe, so the answer comes as text only"
+        elif self._output_validator(spec).is_valid(result.structured):
+            return result
+        else:
+            why = f"{name}'s answer does not match the result type it declares, so it comes as text only"
+        note = TextContent(text=f"({why}: the call itself succeeded; call_function returns the same answer.)")
+        return ToolResult(content=(*result.content, note), is_error=True)
+
+    def _output_validator(self, spec: ToolSpec) -> jsonschema.protocols.Validator:
+        validator = self._output_validators.get(spec.name)
+        if validator is None:
+            schema = spec.output_schema or {}
+            validator = validator_for(schema)(schema)
+            self._output_validators[spec.name] = validator
+        return validator
 
     async def _run(
         self, function: Function, args: Mapping[str, Any], context: RestContext, *, validated: bool = False
@@ -393,15 +476,50 @@ class ToolSet:
 
     def _result(self, outcome: CallOutcome, context: RestContext) -> ToolResult:
         function = outcome.function
+        options: dict[str, Any] = {
+            "max_output_bytes": self.max_output_bytes,
+            "scripts": self.scripts,
+            "compact": self.compact_results,
+        }
         if outcome.response is None:
-            return value_result(function, outcome.value, max_output_bytes=self.max_output_bytes, scripts=self.scripts)
-        return response_result(
-            function,
-            outcome.response,
-            max_output_bytes=self.max_output_bytes,
-            scripts=self.scripts,
-            credential_hint=context.credential_hint,
-        )
+            return value_result(function, outcome.value, **options)
+        return response_result(function, outcome.response, credential_hint=context.credential_hint, **options)
+
+
+def _search_narrowing(args: Mapping[str, Any]) -> str:
+    """How to get a shorter search answer, for the arguments given."""
+    module = args.get("module")
+    if args.get("query"):
+        within = "" if module else ", or give a module to search within"
+        return f"ask for fewer hits with a smaller limit{within}"
+    if module:
+        return f"search with a query (the task in a few words) and module={module!r} to get fewer functions"
+    return "search with a query (the task in a few words), or give one module to list its functions"
+
+
+def _described(catalog: Catalog, function: Function, max_output_bytes: int, *, others: int) -> str:
+    """describe_function's text for one function, cut at whole lines to fit, naming the arguments left out."""
+    text = describe_function(catalog, function)
+    args = [arg.name for arg in function.args]
+    how = "call_function names any argument it refuses; explain_term gives the fields of the terms listed"
+    if function.body_term:
+        how = f"explain_term('{function.body_term}.<field>') explains one body field; {how}"
+    if others:
+        how = f"describe one function per call; {how}"
+    return _cut_naming(text, max_output_bytes, how, "lines", args)
+
+
+def _cut_naming(text: str, max_output_bytes: int, how: str, unit: str, names: Sequence[str]) -> str:
+    """`text` cut at whole lines to fit, naming which of `names` (one per indented line) fell in the cut."""
+    if len(text.encode()) <= max_output_bytes:
+        return text
+    cut = cap_lines(text, max_output_bytes, how, unit=unit)
+    shown_text = cut.rsplit("\n… [cut:", 1)[0]
+    left = [name for name in names if f"    {name}:" not in shown_text and f"    {name}?:" not in shown_text]
+    if not left:
+        return cut
+    listed = ", ".join(left[:30]) + (f", … {len(left) - 30} more" if len(left) > 30 else "")
+    return cap_lines(text, max_output_bytes, how, unit=unit, left_out=f"left out: {listed}")
 
 
 def _unknown(error: UnknownNameError, hint: str) -> str:

@@ -281,3 +281,21 @@ def test_catalog_commands_load_neither_the_mcp_sdk_nor_a_server_nor_an_http_clie
     assert "catalog" in loaded or argv == ["--help"]
     heavy = {"mcp", "mcp_types", "uvicorn", "authlib", "starlette", "fastapi", "httpx2", "anyio", "pydantic", "oauth"}
     assert loaded & heavy == set()
+
+
+def test_strict_check_lists_the_documents_own_validation_errors_at_their_pointers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = {
+        "openapi": "3.0.3",
+        "info": {"title": "Bad", "version": "1"},
+        "paths": {"/b": {"get": {"operationId": "b", "tags": ["t"], "responses": {}}}},
+    }
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    assert main(["catalog", "check", str(path)]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["catalog", "check", "--strict", str(path)]) == EXIT_REFUSED
+    assert "  /paths/~1b/get/responses: {} should be non-empty" in capsys.readouterr().out
+    assert main(["catalog", "check", "--strict", PETSTORE]) == EXIT_OK
+    assert "the document is valid OpenAPI" in capsys.readouterr().out

@@ -207,6 +207,7 @@ async def test_describing_more_than_fits_gives_whole_descriptions_and_names_the_
         result = await client.call_tool("describe_function", {"names": names})
     described = text(result)
     assert not result.is_error
+    assert len(described.encode()) <= 1_000
     assert described.startswith("orders.create_order(")
     last = described.rsplit("\n\n", 1)[1]
     assert last.startswith("… ") and "more not described here (over the 1000-byte limit)" in last
