@@ -103,6 +103,10 @@ class McpEndpoint:
         """The tools in the order tools/list shows them."""
         return tuple(self._specs.values())
 
+    def serves(self, name: str) -> bool:
+        """Whether `name` is one of this endpoint's tools."""
+        return name in self._specs
+
     def http_app(
         self, *, security: TransportSecurity | None = None, max_body_bytes: int = 4 * 1024 * 1024
     ) -> StreamableHttpApp:
