@@ -20,6 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from catalog.errors import shown
+from gateway._quick_check import quick_check
 from gateway.arguments import argument_problems, oversized
 from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
@@ -87,6 +88,8 @@ class McpEndpoint:
             if validate_arguments
             else None
         )
+        #: Quick yeses for the common simple schemas; a "not sure" goes to the validator above.
+        self._quick = {name: quick_check(specs[name].input_schema) for name in self._validators or {}}
         self._wire_tools = [_wire_tool(spec) for spec in specs.values()]
         self.server: Server[Any] = Server(
             name,
@@ -157,6 +160,9 @@ class McpEndpoint:
     def _argument_problems(self, name: str, args: dict[str, Any]) -> list[str]:
         validator = self._validators.get(name) if self._validators is not None else None
         if validator is None:
+            return []
+        quick = self._quick.get(name)
+        if quick is not None and quick(args):
             return []
         return [problem.text for problem in argument_problems(validator, args)]
 
