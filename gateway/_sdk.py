@@ -37,6 +37,7 @@ from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolRe
 
 __all__ = [
     "SUPPORTED_SDK",
+    "error_answer",
     "handshake_call_result",
     "lean_calls_allowed",
     "modern_entry",
@@ -136,13 +137,17 @@ async def serve_request(
             server, _exchange(request_id, http_request), method, params, connection=connection, lifespan_state={}
         )
     except Exception as error:
-        # Boundary, mapped as the SDK's JSON-RPC dispatcher maps it (code 0 is its legacy catch-all).
-        data = handler_exception_to_error_data(error)
-        if data is None:
-            logger.exception("handler for %r raised", method)
-            data = ErrorData(code=0, message=str(error))
-        return JSONRPCError(jsonrpc="2.0", id=request_id, error=data)
+        return error_answer(request_id, method, error)
     return JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
+
+
+def error_answer(request_id: RequestId, method: str, error: Exception) -> JSONRPCError:
+    """A handler's exception as the SDK's JSON-RPC dispatcher maps it (code 0 is its legacy catch-all)."""
+    data = handler_exception_to_error_data(error)
+    if data is None:
+        logger.exception("handler for %r raised", method)
+        data = ErrorData(code=0, message=str(error))
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=data)
 
 
 async def serve_notification(

@@ -178,15 +178,19 @@ class McpEndpoint:
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        if params.name not in self._specs:
+        info = request_info(ctx.request) if ctx.request is not None else _STDIO
+        return _wire_result(await self.answer_call(params.name, params.arguments or {}, info))
+
+    async def answer_call(self, name: str, arguments: Mapping[str, Any], request: RequestInfo) -> ToolResult:
+        """What a `tools/call` answers on every path (the SDK's handler and the HTTP transport's lean path):
+        `MCPError` (-32602) for an unknown tool, else `call_tool`'s result."""
+        if name not in self._specs:
             # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602).
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown tool {shown(params.name)}; call tools/list for the tools this server has",
+                message=f"Unknown tool {shown(name)}; call tools/list for the tools this server has",
             )
-        info = request_info(ctx.request) if ctx.request is not None else _STDIO
-        result = await self.call_tool(params.name, params.arguments or {}, info)
-        return _wire_result(result)
+        return await self.call_tool(name, arguments, request)
 
 
 def _wire_tool(spec: ToolSpec) -> types.Tool:

@@ -287,7 +287,7 @@ class StreamableHttpApp:
     same validation, middleware, per-version result sieve and error mapping) without the per-request session
     manager, streams and task group, which cost more than the tool call itself. A plain `tools/call` of a
     known tool (params `name` and `arguments` only, while the SDK's middleware would record nothing) goes
-    straight to `McpEndpoint.call_tool`, the handler the kernel would run. Either way the answer is what the
+    straight to `McpEndpoint.answer_call`, what the kernel's handler runs. Either way the answer is what the
     SDK's stateless JSON transport sends, byte for byte. Every other request goes to the SDK's session manager.
     """
 
@@ -413,7 +413,10 @@ class StreamableHttpApp:
             and self.endpoint.serves(name)
             and _sdk.lean_calls_allowed(self.endpoint.server)
         ):
-            result = await self.endpoint.call_tool(name, arguments or {}, scope[_REQUEST_INFO])
+            try:
+                result = await self.endpoint.answer_call(name, arguments or {}, scope[_REQUEST_INFO])
+            except Exception as error:  # boundary: as the SDK's kernel maps a handler's failure
+                return _encoded(_sdk.error_answer(request_id, envelope.method, error))
             wire = _sdk.handshake_call_result(result)
             if wire is not None:
                 # The SDK encodes with pydantic, which writes NaN and infinities as null.
