@@ -15,6 +15,7 @@ import jsonschema
 
 from catalog.errors import UnknownNameError, shown
 from catalog.model import Catalog, Function
+from gateway._quick_check import Check, quick_check
 from gateway.arguments import argument_problems
 from gateway.caller import RestContext
 from gateway.errors import ArgumentError, RestError, ToolError
@@ -47,6 +48,7 @@ class Dispatcher:
         #: Said after a timeout: how else the call could be run (e.g. as a task).
         self.timeout_hint = ""
         self._validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._quick: dict[str, Check | None] = {}
 
     def function(self, name: str) -> Function:
         """The catalog function; ToolError with the closest names when unknown."""
@@ -58,10 +60,16 @@ class Dispatcher:
 
     def validate(self, function: Function, args: Mapping[str, Any]) -> None:
         """ArgumentError naming every missing, unknown or ill-typed argument."""
-        validator = self._validators.get(function.name)
+        name = function.name
+        if name not in self._quick:
+            self._quick[name] = quick_check(function.input_schema(capped=False))
+        quick = self._quick[name]
+        if quick is not None and quick(args):
+            return
+        validator = self._validators.get(name)
         if validator is None:
             validator = jsonschema.Draft202012Validator(function.input_schema(capped=False))
-            self._validators[function.name] = validator
+            self._validators[name] = validator
         problems = argument_problems(validator, args)
         if problems:
             raise ArgumentError(

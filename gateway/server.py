@@ -20,6 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 from catalog.errors import shown
+from gateway._quick_check import quick_check
 from gateway._surface_wire import surface_handlers
 from gateway.arguments import argument_problems, oversized
 from gateway.caller import RequestInfo
@@ -107,6 +108,8 @@ class McpEndpoint:
             if validate_arguments
             else None
         )
+        #: Quick yeses for the common simple schemas; a "not sure" goes to the validator above.
+        self._quick = {name: quick_check(specs[name].input_schema) for name in self._validators or {}}
         self._wire_tools = [_wire_tool(spec) for spec in specs.values()]
         #: The resources and prompts served besides the tools (None: not served, the capability not declared).
         self.resources = resources
@@ -126,6 +129,10 @@ class McpEndpoint:
     def tools(self) -> tuple[ToolSpec, ...]:
         """The tools in the order tools/list shows them."""
         return tuple(self._specs.values())
+
+    def serves(self, name: str) -> bool:
+        """Whether `name` is one of this endpoint's tools."""
+        return name in self._specs
 
     def http_app(
         self, *, security: TransportSecurity | None = None, max_body_bytes: int = 4 * 1024 * 1024
@@ -193,6 +200,9 @@ class McpEndpoint:
         validator = self._validators.get(name) if self._validators is not None else None
         if validator is None:
             return []
+        quick = self._quick.get(name)
+        if quick is not None and quick(args):
+            return []
         return [problem.text for problem in argument_problems(validator, args)]
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
@@ -213,21 +223,25 @@ class McpEndpoint:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         info = request_info(ctx.request) if ctx.request is not None else _STDIO
-        if params.name not in self._specs or await self._hidden(params.name, info):
+        meta = ctx.meta or {}
+        if meta.get("progress_token", meta.get("progressToken")) is None:
+            return _wire_result(await self.answer_call(params.name, params.arguments or {}, info))
+        # The client asked for progress: the SDK's reporter sends it against the request's token.
+        async with reporting(ctx.session.report_progress, interval=self.progress_interval, what=params.name):
+            result = await self.answer_call(params.name, params.arguments or {}, info)
+        return _wire_result(result)
+
+    async def answer_call(self, name: str, arguments: Mapping[str, Any], request: RequestInfo) -> ToolResult:
+        """What a `tools/call` answers on every path (the SDK's handler and the HTTP transport's lean path):
+        `MCPError` (-32602) for an unknown tool, or one hidden from this caller, else the tool's result."""
+        if name not in self._specs or await self._hidden(name, request):
             # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602). A tool
             # hidden from this caller is unknown to it, in the same words.
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Unknown tool {shown(params.name)}; call tools/list for the tools this server has",
+                message=f"Unknown tool {shown(name)}; call tools/list for the tools this server has",
             )
-        spec = self._specs[params.name]
-        meta = ctx.meta or {}
-        if meta.get("progress_token", meta.get("progressToken")) is None:
-            return _wire_result(await self._run(spec, params.arguments or {}, info))
-        # The client asked for progress: the SDK's reporter sends it against the request's token.
-        async with reporting(ctx.session.report_progress, interval=self.progress_interval, what=spec.name):
-            result = await self._run(spec, params.arguments or {}, info)
-        return _wire_result(result)
+        return await self._run(self._specs[name], arguments, request)
 
 
 def wire_result(result: ToolResult) -> types.CallToolResult:

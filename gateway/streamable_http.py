@@ -14,53 +14,27 @@ CORS preflights are the host app's business (Starlette's `CORSMiddleware` answer
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
-from contextvars import ContextVar
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
-import anyio
 import pydantic_core
-from mcp.server.connection import Connection
-from mcp.server.runner import serve_one
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import RequestBodyLimitMiddleware
-from mcp.shared.dispatcher import CallOptions
-from mcp.shared.exceptions import NoBackChannelError
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
-from mcp.shared.message import ServerMessageMetadata
-from mcp.shared.transport_context import TransportContext
-from mcp_types import (
-    DEFAULT_NEGOTIATED_VERSION,
-    ErrorData,
-    JSONRPCError,
-    JSONRPCRequest,
-    JSONRPCResponse,
-    RequestId,
-    jsonrpc_message_adapter,
-)
+from mcp_types import DEFAULT_NEGOTIATED_VERSION, JSONRPCError, JSONRPCResponse, RequestId
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from gateway import _sdk
+from gateway._jsonrpc import BATCH_VERSIONS, Envelope, batch_refusal, envelope_of, invalid_request, too_large
 from gateway.caller import Peer, RequestInfo
 from gateway.errors import ConfigError, CredentialError
 
 if TYPE_CHECKING:
     from gateway.server import McpEndpoint
-
-_ModernEntry = Callable[[Any, Any, bool, Any, Scope, Receive, Send], Awaitable[None]]
-_handle_modern_request: _ModernEntry | None
-try:  # The SDK's own 2026-era entry; private, so a future SDK without it falls back to the session manager.
-    from mcp.server._streamable_http_modern import handle_modern_request as _handle_modern_request
-except ImportError:  # pragma: no cover - depends on the SDK version
-    _handle_modern_request = None
 
 __all__ = ["LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "StreamableHttpApp", "TransportSecurity", "request_info"]
 
@@ -205,10 +179,10 @@ def _declared_size(headers: Mapping[str, str]) -> int:
     return int(value) if value.isdigit() else 0
 
 
-def _accepts_json(request: Request) -> bool:
+def _accepts_json(headers: Mapping[str, str]) -> bool:
     # As `mcp.server.streamable_http.check_accept_headers` reads Accept (RFC 9110 §12.5.1 wildcards); otherwise
     # the SDK answers 406 in its own words.
-    accepted = [part.split(";", 1)[0].strip().lower() for part in request.headers.get("accept", "").split(",")]
+    accepted = [part.split(";", 1)[0].strip().lower() for part in headers.get("accept", "").split(",")]
     return any(media in ("application/json", "application/*", "*/*") for media in accepted)
 
 
@@ -238,67 +212,31 @@ async def _reject(send: Send, status: int, message: str, headers: Mapping[str, s
     await send({"type": "http.response.body", "body": body})
 
 
-_PER_REQUEST_MANAGER: ContextVar[bool] = ContextVar("gateway_per_request_manager", default=False)
+async def _answer(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
-class _QuietManager(logging.Filter):
-    """Drops the SDK's INFO lines (manager started, session terminated, shutting down) of a per-request manager.
-
-    Installed on the SDK's transport loggers; it drops only records logged inside `_serve_sdk`, so another
-    server in the process keeps its lines, and warnings and errors always pass.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.levelno > logging.INFO or not _PER_REQUEST_MANAGER.get()
+def _encoded(message: JSONRPCResponse | JSONRPCError) -> bytes:
+    # As the SDK's transport encodes its answers.
+    return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
 
 
-for _name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http"):
-    logging.getLogger(_name).addFilter(_QuietManager())
-
-#: Methods the single-exchange path serves: the ones an agent sends again and again.
-_SINGLE_EXCHANGE_METHODS: Final = frozenset({"tools/call", "tools/list"})
-
-
-@dataclass(eq=False)
-class _SingleExchange:
-    """The SDK `DispatchContext` of one stateless JSON request: no back-channel, nothing sent before the answer.
-
-    What the SDK's legacy stateless transport offers a handler too: its back-channel cannot deliver requests
-    (`can_send_request=False`), and in JSON-response mode notifications scoped to the request have no wire.
-    """
-
-    transport: TransportContext
-    request_id: RequestId
-    message_metadata: ServerMessageMetadata
-    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
-    can_send_request: bool = False
-
-    async def send_raw_request(
-        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
-    ) -> dict[str, Any]:
-        raise NoBackChannelError(method)
-
-    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None) -> None:
-        return None
-
-    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
-        return None
-
-
-async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None]:
-    """The ASGI messages read and the whole body, or None for the body when it is over `limit` or incomplete."""
+async def _read_body(receive: Receive, limit: int) -> tuple[list[Message], bytes | None, bool]:
+    """The ASGI messages read, the whole body (None when incomplete or over `limit`), and whether it was over."""
     messages: list[Message] = []
     size = 0
     while True:
         message = await receive()
         messages.append(message)
         if message["type"] != "http.request":
-            return messages, None
+            return messages, None, False
         size += len(message.get("body", b""))
         if size > limit:
-            return messages, None
+            return messages, None, True
         if not message.get("more_body", False):
-            return messages, b"".join(m.get("body", b"") for m in messages)
+            return messages, b"".join(m.get("body", b"") for m in messages), False
 
 
 def _replay(messages: list[Message], receive: Receive) -> Receive:
@@ -311,26 +249,15 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return replayed
 
 
-def _single_request(body: bytes) -> JSONRPCRequest | None:
-    """The JSON-RPC request the single-exchange path serves, or None when the SDK's own path must answer."""
-    try:
-        raw = pydantic_core.from_json(body)
-    except ValueError:
-        return None
-    if not isinstance(raw, dict) or "id" not in raw or raw.get("method") not in _SINGLE_EXCHANGE_METHODS:
-        return None
-    try:
-        message = jsonrpc_message_adapter.validate_python(raw, by_name=False)
-    except ValidationError:
-        return None
-    return message if isinstance(message, JSONRPCRequest) else None
+async def _disconnected() -> Message:
+    return {"type": "http.disconnect"}
 
 
-def _wants_progress(request: JSONRPCRequest, headers: Mapping[str, str]) -> bool:
+def _wants_progress(envelope: Envelope, headers: Mapping[str, str]) -> bool:
     """Whether a tools/call carries a progress token and its client takes an SSE answer (MCP 2025-11-25
     transports: a POST may be answered with an SSE stream carrying the request's notifications)."""
-    meta = (request.params or {}).get("_meta")
-    if request.method != "tools/call" or not isinstance(meta, dict) or meta.get("progressToken") is None:
+    meta = (envelope.params or {}).get("_meta")
+    if envelope.method != "tools/call" or not isinstance(meta, dict) or meta.get("progressToken") is None:
         return False
     accepted = [part.split(";", 1)[0].strip().lower() for part in headers.get("accept", "").split(",")]
     return "text/event-stream" in accepted
@@ -347,22 +274,31 @@ async def _serve_lifespan(receive: Receive, send: Send) -> None:
             return
 
 
+#: Methods the single-exchange path serves: the ones an agent sends again and again.
+_SINGLE_EXCHANGE_METHODS: Final = frozenset({"tools/call", "tools/list"})
+
+
 class StreamableHttpApp:
     """ASGI app serving one `McpEndpoint` over MCP streamable HTTP; build it with `McpEndpoint.http_app()`.
 
     Stateless (no `Mcp-Session-Id`), answers application/json (never SSE), POST only: GET and DELETE get 405,
     as MCP 2025-11-25 allows a server that offers no SSE stream and no session. Every protocol version the SDK
     knows is served: a request whose `MCP-Protocol-Version` header names 2026-07-28 takes the SDK's
-    single-exchange path, any other the initialize-handshake path.
+    single-exchange entry, any other the initialize-handshake path.
 
-    With `single_exchange` (the default), a `tools/call` or `tools/list` request of the handshake era that the
-    SDK's stateless transport would accept as is (Accept and Content-Type JSON, a known or absent protocol
-    version, a body under the cap that is one valid JSON-RPC request) runs through the SDK's single-exchange
-    kernel (`mcp.server.runner.serve_one`: the same validation, middleware, tracing, per-version result sieve
-    and error mapping) without the per-request session manager, streams and task group, which cost more than
-    the tool call itself. The answer is what the SDK's stateless JSON transport sends, byte for byte. A
-    2026-07-28 request goes straight to the SDK's own single-exchange entry, as the manager would send it;
-    every other request goes to the SDK's session manager unchanged.
+    The transport answers these itself, whatever the version: a body over `max_body_bytes` gets 413 with a
+    JSON-RPC error naming the limit; a message that is not JSON-RPC 2.0 gets 400 with a -32600 error that
+    says why (never a validator's dump); a JSON-RPC batch is answered as a batch at 2025-03-26 and 2024-11-05
+    (a request without `MCP-Protocol-Version` is 2025-03-26, as the spec says) and refused with -32600 from
+    2025-06-18 on, which removed batches.
+
+    With `single_exchange` (the default), a handshake-era `tools/call` or `tools/list` request that the SDK's
+    stateless transport would accept as is runs through the SDK's single-exchange kernel (`serve_one`: the
+    same validation, middleware, per-version result sieve and error mapping) without the per-request session
+    manager, streams and task group, which cost more than the tool call itself. A plain `tools/call` of a
+    known tool (params `name` and `arguments` only, while the SDK's middleware would record nothing) goes
+    straight to `McpEndpoint.answer_call`, what the kernel's handler runs. Either way the answer is what the
+    SDK's stateless JSON transport sends, byte for byte. Every other request goes to the SDK's session manager.
     """
 
     def __init__(
@@ -423,91 +359,119 @@ class StreamableHttpApp:
                 await _reject(send, 500, "internal error while checking credentials; the server logged it")
                 return
         info = RequestInfo(transport="http", headers=headers, principal=principal, peer=Peer.from_scope(scope, host))
-        await self._serve_mcp({**scope, _REQUEST_INFO: info}, receive, send)
+        await self._serve_mcp({**scope, _REQUEST_INFO: info}, receive, send, headers)
 
-    async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
-        info: RequestInfo = scope[_REQUEST_INFO]
-        headers = info.headers or {}
+    async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send, headers: Mapping[str, str]) -> None:
+        declared = _declared_size(headers)
+        if declared > self.max_body_bytes:
+            await _answer(send, 413, _encoded(too_large(self.max_body_bytes, declared)))
+            return
+        messages, body, over = await _read_body(receive, self.max_body_bytes)
+        if over:
+            await _answer(send, 413, _encoded(too_large(self.max_body_bytes, None)))
+            return
+        if body is None:  # the client left before sending the whole body: nobody to answer
+            return
         version = headers.get("mcp-protocol-version")
+        receive = _replay(messages, receive)
         if (
-            self.single_exchange
-            and (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
+            (version is None or version in HANDSHAKE_PROTOCOL_VERSIONS)
             and _is_json(headers.get("content-type", ""))
-            and _declared_size(headers) <= self.max_body_bytes
-            and _accepts_json(Request(scope))
+            and _accepts_json(headers)
         ):
-            messages, body = await _read_body(receive, self.max_body_bytes)
-            request = _single_request(body) if body is not None else None
-            if request is not None and not _wants_progress(request, headers):
-                await self._serve_single(request, version or DEFAULT_NEGOTIATED_VERSION, scope, messages, send)
-                return
-            receive = _replay(messages, receive)
-            if request is not None:
-                # A progress token asks for notifications before the answer: only an SSE response carries them.
-                await self._serve_manager(scope, receive, send, json_response=False)
-                return
+            try:
+                raw = pydantic_core.from_json(body)
+            except ValueError:
+                raw = _UNPARSED
+            if raw is not _UNPARSED:
+                negotiated = version or DEFAULT_NEGOTIATED_VERSION
+                if isinstance(raw, list):
+                    await self._serve_batch(raw, negotiated, scope, send)
+                    return
+                envelope = envelope_of(raw)
+                if isinstance(envelope, JSONRPCError):
+                    await _answer(send, 400, _encoded(envelope))
+                    return
+                if _wants_progress(envelope, headers):
+                    # A progress token asks for notifications before the answer: only an SSE response carries
+                    # them, so the SDK's manager answers this one as a stream.
+                    await _sdk.serve_with_manager(
+                        self.endpoint.server, self.max_body_bytes, scope, receive, send, json_response=False
+                    )
+                    return
+                if self.single_exchange and envelope.kind == "request" and envelope.method in _SINGLE_EXCHANGE_METHODS:
+                    answer = await self._serve_request(envelope, negotiated, scope)
+                    await _answer(send, 200, answer)
+                    return
         await self._serve_sdk(scope, receive, send)
 
-    async def _serve_single(
-        self, message: JSONRPCRequest, version: str, scope: Scope, messages: list[Message], send: Send
-    ) -> None:
-        async def disconnected() -> Message:
-            return {"type": "http.disconnect"}
-
-        request = Request(scope, _replay(messages, disconnected))
-        # As the SDK's legacy stateless transport does: a born-ready connection at the header's version.
-        dispatch = _SingleExchange(
-            transport=TransportContext(kind="streamable-http", can_send_request=False),
-            request_id=message.id,
-            message_metadata=ServerMessageMetadata(request_context=request),
-        )
-        connection = Connection.from_envelope(version, None, None)
-        # `lifespan_state={}`: McpEndpoint's server keeps the SDK's default lifespan, which yields {}.
-        answer: JSONRPCResponse | JSONRPCError
-        try:
-            result = await serve_one(
-                self.endpoint.server, dispatch, message.method, message.params, connection=connection, lifespan_state={}
-            )
-        except Exception as error:
-            # Boundary, mapped as the SDK's JSON-RPC dispatcher maps it (code 0 is its legacy catch-all).
-            data = handler_exception_to_error_data(error)
-            if data is None:
-                logger.exception("handler for %r raised", message.method)
-                data = ErrorData(code=0, message=str(error))
-            answer = JSONRPCError(jsonrpc="2.0", id=message.id, error=data)
-        else:
-            answer = JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result)
-        body = answer.model_dump_json(by_alias=True, exclude_unset=True).encode()
-        raw_headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": raw_headers})
-        await send({"type": "http.response.body", "body": body})
-
     async def _serve_sdk(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Hand a request to the SDK's own transport: its 2026-07-28 entry, else a per-request session manager."""
         info: RequestInfo = scope[_REQUEST_INFO]
-        version = (info.headers or {}).get("mcp-protocol-version")
-        if self.single_exchange and _handle_modern_request is not None and version in MODERN_PROTOCOL_VERSIONS:
+        if self.single_exchange and (info.headers or {}).get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
             # What the manager would do with a 2026-era request (already one exchange, no task group), minus the
             # manager. Host and Origin were checked above, so the SDK's own check stays off.
-            # Arguments: the server, no SDK security settings, JSON answers, the default lifespan's state ({}).
-            modern = functools.partial(_handle_modern_request, self.endpoint.server, None, True, {})
-            await RequestBodyLimitMiddleware(modern, self.max_body_bytes)(scope, receive, send)
-            return
-        await self._serve_manager(scope, receive, send, json_response=True)
+            entry = _sdk.modern_entry(self.endpoint.server)
+            if entry is not None:
+                await entry(scope, receive, send)
+                return
+        await _sdk.serve_with_manager(self.endpoint.server, self.max_body_bytes, scope, receive, send)
 
-    async def _serve_manager(self, scope: Scope, receive: Receive, send: Send, *, json_response: bool) -> None:
-        # A manager per request: its task group then lives exactly as long as the request, so mounting needs
-        # no lifespan. Host and Origin were checked above, so the SDK's own check stays off. Its start/stop INFO
-        # lines say nothing about a per-request manager: _QuietManager drops them.
-        manager = StreamableHTTPSessionManager(
-            self.endpoint.server,
-            json_response=json_response,
-            stateless=True,
-            security_settings=None,
-            max_request_body_size=self.max_body_bytes,
-        )
-        quiet = _PER_REQUEST_MANAGER.set(True)
-        try:
-            async with manager.run():
-                await manager.handle_request(scope, receive, send)
-        finally:
-            _PER_REQUEST_MANAGER.reset(quiet)
+    async def _serve_request(self, envelope: Envelope, version: str, scope: Scope) -> bytes:
+        """One request's encoded answer: the lean `tools/call`, else the SDK's kernel."""
+        request_id: RequestId = envelope.id if envelope.id is not None else ""
+        params = envelope.params
+        if (
+            envelope.method == "tools/call"
+            and params is not None
+            and params.keys() <= _LEAN_PARAMS
+            and isinstance(name := params.get("name"), str)
+            and isinstance(arguments := params.get("arguments", {}), dict | None)
+            and self.endpoint.serves(name)
+            and _sdk.lean_calls_allowed(self.endpoint.server)
+        ):
+            try:
+                result = await self.endpoint.answer_call(name, arguments or {}, scope[_REQUEST_INFO])
+            except Exception as error:  # boundary: as the SDK's kernel maps a handler's failure
+                return _encoded(_sdk.error_answer(request_id, envelope.method, error))
+            wire = _sdk.handshake_call_result(result)
+            if wire is not None:
+                # The SDK encodes with pydantic, which writes NaN and infinities as null.
+                return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "result": wire}, inf_nan_mode="null")
+        request = Request(scope, _disconnected)
+        answer = await _sdk.serve_request(self.endpoint.server, request_id, envelope.method, params, version, request)
+        return _encoded(answer)
+
+    async def _serve_batch(self, batch: list[Any], version: str, scope: Scope, send: Send) -> None:
+        """A JSON-RPC batch (JSON-RPC 2.0 §6): its requests answered in order, in one array; 202 with none."""
+        if version not in BATCH_VERSIONS:
+            await _answer(send, 400, _encoded(batch_refusal(version)))
+            return
+        if not batch:
+            await _answer(send, 400, _encoded(invalid_request("an empty batch holds no message to answer")))
+            return
+        answers: list[bytes] = []
+        request = Request(scope, _disconnected)
+        for raw in batch:
+            envelope = envelope_of(raw)
+            if isinstance(envelope, JSONRPCError):
+                answers.append(_encoded(envelope))
+            elif envelope.kind == "notification":
+                await _sdk.serve_notification(self.endpoint.server, envelope.method, envelope.params, version, request)
+            elif envelope.kind == "request" and envelope.method == "initialize":
+                # MCP 2025-03-26 lifecycle: the initialize request MUST NOT be part of a JSON-RPC batch.
+                refusal = invalid_request("initialize must be sent on its own, not in a batch", envelope.id)
+                answers.append(_encoded(refusal))
+            elif envelope.kind == "request":
+                answers.append(await self._serve_request(envelope, version, scope))
+            # A response answers a server request; this server sends none, so there is nothing to match it to.
+        if not answers:
+            # Streamable HTTP 2025-03-26: input of only notifications or responses is accepted with 202.
+            await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await _answer(send, 200, b"[" + b",".join(answers) + b"]")
+
+
+_UNPARSED: Final = object()
+_LEAN_PARAMS: Final = frozenset({"name", "arguments"})

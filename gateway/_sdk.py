@@ -1,0 +1,249 @@
+"""The one module that touches the MCP SDK's internals: its request kernel and its transports' own entries.
+
+The HTTP transport serves most requests with the SDK's single-exchange kernel (`serve_one` over a born-ready
+`Connection`), hands 2026-07-28 requests to the SDK's private single-exchange entry, and everything else to a
+per-request `StreamableHTTPSessionManager`. None of that is the SDK's documented API, so it lives here alone,
+pinned to the SDK versions it was checked against (`SUPPORTED_SDK`; tests/gateway/test_sdk.py fails with a
+clear message outside that range). The lean `tools/call` path's result shape (`handshake_call_result`) mirrors
+the SDK's per-version result sieve; the byte-for-byte tests in tests/gateway/test_streamable_http.py hold the
+two together.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import importlib.metadata
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import anyio
+from mcp.server.connection import Connection
+from mcp.server.runner import ServerRunner, serve_one
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.shared.dispatcher import CallOptions
+from mcp.shared.exceptions import NoBackChannelError
+from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
+from mcp.shared.message import ServerMessageMetadata
+from mcp.shared.transport_context import TransportContext
+from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse, RequestId
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult
+
+__all__ = [
+    "SUPPORTED_SDK",
+    "error_answer",
+    "handshake_call_result",
+    "lean_calls_allowed",
+    "modern_entry",
+    "sdk_supported",
+    "sdk_version",
+    "serve_notification",
+    "serve_request",
+    "serve_with_manager",
+]
+
+logger = logging.getLogger("gateway.streamable_http")
+
+SUPPORTED_SDK: Final = ((2, 3), (2, 4))
+"""The `mcp` releases this module was checked against: from 2.3 (inclusive) to 2.4 (exclusive)."""
+
+_ModernEntry = Callable[[Any, Any, bool, Any, Scope, Receive, Send], Awaitable[None]]
+_handle_modern_request: _ModernEntry | None
+try:  # The SDK's own 2026-era entry; private, so a future SDK without it falls back to the session manager.
+    from mcp.server._streamable_http_modern import handle_modern_request as _handle_modern_request
+except ImportError:  # pragma: no cover - depends on the SDK version
+    _handle_modern_request = None
+
+try:  # The SDK's default server middleware; the lean path may skip it only while it records nothing.
+    from mcp.server._otel import OpenTelemetryMiddleware as _OtelMiddleware
+    from opentelemetry import trace as _trace
+except ImportError:  # pragma: no cover - depends on the SDK version
+    _OtelMiddleware = None  # type: ignore[assignment, misc]
+    _trace = None  # type: ignore[assignment]
+
+
+def sdk_version() -> str:
+    """The installed `mcp` distribution's version."""
+    return importlib.metadata.version("mcp")
+
+
+def sdk_supported(version: str | None = None) -> bool:
+    """Whether `version` (the installed SDK's by default) is within `SUPPORTED_SDK`."""
+    text = version if version is not None else sdk_version()
+    parts: list[int] = []
+    for piece in text.split(".")[:2]:
+        digits = "".join(ch for ch in piece if ch.isdigit()) if piece[:1].isdigit() else ""
+        if not digits:
+            return False
+        parts.append(int(digits))
+    low, high = SUPPORTED_SDK
+    return low <= tuple(parts) < high
+
+
+@dataclass(eq=False)
+class _SingleExchange:
+    """The SDK `DispatchContext` of one stateless JSON request: no back-channel, nothing sent before the answer.
+
+    What the SDK's legacy stateless transport offers a handler too: its back-channel cannot deliver requests
+    (`can_send_request=False`), and in JSON-response mode notifications scoped to the request have no wire.
+    """
+
+    transport: TransportContext
+    request_id: RequestId | None
+    message_metadata: ServerMessageMetadata
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    can_send_request: bool = False
+
+    async def send_raw_request(
+        self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None
+    ) -> dict[str, Any]:
+        raise NoBackChannelError(method)
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None, opts: CallOptions | None = None) -> None:
+        return None
+
+    async def progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
+        return None
+
+
+def _exchange(request_id: RequestId | None, http_request: Request) -> _SingleExchange:
+    return _SingleExchange(
+        transport=TransportContext(kind="streamable-http", can_send_request=False),
+        request_id=request_id,
+        message_metadata=ServerMessageMetadata(request_context=http_request),
+    )
+
+
+async def serve_request(
+    server: Any,
+    request_id: RequestId,
+    method: str,
+    params: Mapping[str, Any] | None,
+    version: str,
+    http_request: Request,
+) -> JSONRPCResponse | JSONRPCError:
+    """One handshake-era request through the SDK's kernel, as its stateless JSON transport serves it."""
+    # As the SDK's legacy stateless transport does: a born-ready connection at the header's version.
+    connection = Connection.from_envelope(version, None, None)
+    try:
+        # `lifespan_state={}`: McpEndpoint's server keeps the SDK's default lifespan, which yields {}.
+        result = await serve_one(
+            server, _exchange(request_id, http_request), method, params, connection=connection, lifespan_state={}
+        )
+    except Exception as error:
+        return error_answer(request_id, method, error)
+    return JSONRPCResponse(jsonrpc="2.0", id=request_id, result=result)
+
+
+def error_answer(request_id: RequestId, method: str, error: Exception) -> JSONRPCError:
+    """A handler's exception as the SDK's JSON-RPC dispatcher maps it (code 0 is its legacy catch-all)."""
+    data = handler_exception_to_error_data(error)
+    if data is None:
+        logger.exception("handler for %r raised", method)
+        data = ErrorData(code=0, message=str(error))
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=data)
+
+
+async def serve_notification(
+    server: Any, method: str, params: Mapping[str, Any] | None, version: str, http_request: Request
+) -> None:
+    """One handshake-era notification through the SDK's kernel (which logs and drops what it cannot use)."""
+    connection = Connection.from_envelope(version, None, None)
+    runner: ServerRunner[Any] = ServerRunner(server, connection, {})
+    await runner.on_notify(_exchange(None, http_request), method, params)
+
+
+def lean_calls_allowed(server: Any) -> bool:
+    """Whether a `tools/call` may skip the SDK's kernel: no middleware but the SDK's own OpenTelemetry one while
+    no tracer is configured (it then records nothing), and no cache hint for tools/call."""
+    middleware = server.middleware
+    if middleware:
+        if _OtelMiddleware is None or len(middleware) != 1 or type(middleware[0]) is not _OtelMiddleware:
+            return False
+        provider = _trace.get_tracer_provider()
+        if not isinstance(provider, _trace.ProxyTracerProvider | _trace.NoOpTracerProvider):
+            return False
+    return "tools/call" not in server.cache_hints
+
+
+def handshake_call_result(result: ToolResult) -> dict[str, Any] | None:
+    """The wire `CallToolResult` of the handshake versions (2024-11-05 to 2025-11-25), keys as the SDK's result
+    sieve orders them; None for a block this shape does not know (then the SDK's own path shapes it)."""
+    content: list[dict[str, Any]] = []
+    for block in result.content:
+        kind = type(block)
+        if kind is TextContent:
+            content.append({"text": block.text, "type": "text"})  # type: ignore[union-attr]
+        elif kind is ImageContent:
+            content.append(
+                {"data": _b64(block.data), "mimeType": block.mime_type, "type": "image"}  # type: ignore[union-attr]
+            )
+        elif kind is EmbeddedResource:
+            resource = {"blob": _b64(block.blob), "mimeType": block.mime_type, "uri": block.uri}  # type: ignore[union-attr]
+            content.append({"resource": resource, "type": "resource"})
+        else:
+            return None
+    wire: dict[str, Any] = {"content": content, "isError": result.is_error}
+    if result.structured is not None:
+        wire["structuredContent"] = result.structured
+    return wire
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def modern_entry(server: Any) -> Callable[[Scope, Receive, Send], Awaitable[None]] | None:
+    """The SDK's own single-exchange entry for 2026-07-28 requests (JSON answers, no SDK security settings, the
+    default lifespan's state), or None when this SDK has none (then the session manager serves them)."""
+    if _handle_modern_request is None:  # pragma: no cover - depends on the SDK version
+        return None
+    return functools.partial(_handle_modern_request, server, None, True, {})
+
+
+_PER_REQUEST_MANAGER: ContextVar[bool] = ContextVar("gateway_per_request_manager", default=False)
+
+
+class _QuietManager(logging.Filter):
+    """Drops the SDK's INFO lines (manager started, session terminated, shutting down) of a per-request manager.
+
+    Installed on the SDK's transport loggers; it drops only records logged inside `serve_with_manager`, so
+    another server in the process keeps its lines, and warnings and errors always pass.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno > logging.INFO or not _PER_REQUEST_MANAGER.get()
+
+
+for _name in ("mcp.server.streamable_http_manager", "mcp.server.streamable_http"):
+    logging.getLogger(_name).addFilter(_QuietManager())
+
+
+async def serve_with_manager(
+    server: Any, max_body_bytes: int, scope: Scope, receive: Receive, send: Send, *, json_response: bool = True
+) -> None:
+    """Serve one HTTP request with a per-request stateless `StreamableHTTPSessionManager` (JSON answers, or an
+    SSE stream with `json_response=False`, which carries notifications before the answer).
+
+    Its task group then lives exactly as long as the request, so mounting needs no lifespan. Host and Origin
+    are the caller's to check, so the SDK's own check stays off.
+    """
+    manager = StreamableHTTPSessionManager(
+        server,
+        json_response=json_response,
+        stateless=True,
+        security_settings=None,
+        max_request_body_size=max_body_bytes,
+    )
+    quiet = _PER_REQUEST_MANAGER.set(True)
+    try:
+        async with manager.run():
+            await manager.handle_request(scope, receive, send)
+    finally:
+        _PER_REQUEST_MANAGER.reset(quiet)
