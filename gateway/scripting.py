@@ -21,6 +21,7 @@ from catalog.model import Function
 from gateway.caller import RequestInfo, RestContext
 from gateway.dispatcher import Dispatcher, decode_body
 from gateway.errors import ConfigError, RestError, ToolError
+from gateway.observability import observe_script
 from gateway.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.types import ErrorHook, RestContextFor
 from sandbox import CallError, Sandbox, ScriptFailure, ScriptLimits, ScriptResult
@@ -111,6 +112,7 @@ class ScriptTool:
                     result = await self.sandbox.run(args["code"], self._caller_for(context), report=self._report)
                 except (SourceError, BusyError) as error:
                     raise ToolError(str(error)) from None
+        observe_script(result)
         return render(result, self.max_output_bytes)
 
     @contextmanager

@@ -23,6 +23,7 @@ from catalog.errors import shown
 from gateway.arguments import argument_problems, oversized
 from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
+from gateway.observability import Observer
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity, request_info
 from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec, validator_for
 from gateway.types import Authenticator, ErrorHook, ToolHandler
@@ -42,7 +43,8 @@ class McpEndpoint:
     handler checks them itself in the same words). A `ToolError` it raises becomes a failed result
     carrying its message; any other exception is logged, passed to `on_error`, and answered with a generic
     internal error, and the server goes on serving. `authenticate`, when given, checks each HTTP request's
-    headers before the MCP layer sees it (see `gateway.tooling.Authenticator`).
+    headers before the MCP layer sees it (see `gateway.tooling.Authenticator`). `observer` logs, counts and
+    traces each call (see `gateway.observability`; by default, a log line on `gateway.calls`).
 
     Construction validates everything and raises `ConfigError` saying what to fix.
     """
@@ -59,6 +61,7 @@ class McpEndpoint:
         on_error: ErrorHook | None = None,
         validate_arguments: bool = True,
         handler_validates: Collection[str] = (),
+        observer: Observer | None = None,
     ) -> None:
         if not name.strip():
             raise ConfigError("the server name must not be empty; clients show it to people")
@@ -77,6 +80,7 @@ class McpEndpoint:
         self.authenticate = authenticate
         self._handle = handle
         self._on_error = on_error
+        self._observer = observer or Observer()
         self._specs = specs
         self._validators: dict[str, jsonschema.protocols.Validator] | None = (
             {
@@ -118,6 +122,12 @@ class McpEndpoint:
         spec = self._specs.get(name)
         if spec is None:
             raise ToolError(f"unknown tool {shown(name)}; the tools are {', '.join(self._specs) or 'none'}")
+        with self._observer.tool_call(name, request) as observed:
+            result = await self._call_tool(spec, name, args, request)
+            observed.result(result.is_error)
+            return result
+
+    async def _call_tool(self, spec: ToolSpec, name: str, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
         arguments = dict(args)
         too_big = oversized(arguments)
         if too_big is not None:
