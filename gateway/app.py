@@ -27,6 +27,7 @@ from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
 from gateway.fetching import fetch_document
 from gateway.lifespan import app_lifespan
+from gateway.observability import MetricsPage, Observer
 from gateway.prompts import Prompt
 from gateway.reference import ReferencePage, reference_page
 from gateway.research import ResearchConfig, research_tools
@@ -47,6 +48,8 @@ __all__ = ["Gateway"]
 
 logger = logging.getLogger("gateway")
 
+#: The MCP request's headers that its REST calls carry as they are.
+_PASSED_ON = ("x-request-id", "traceparent", "tracestate")
 #: How many unrouted operations a start-up error names.
 _EXAMPLES = 5
 #: How many operations the start-up route check tries before it tries them all.
@@ -76,6 +79,10 @@ class Gateway:
     for progress.
     `prompts` (`gateway.prompts.Prompt` values) are served after the built-in ones; the catalog is served as
     resources (`gateway.surface` lists the URIs).
+    Every tool call is a line on the `gateway.calls` logger (INFO); `metrics_path` (e.g. "/metrics") serves
+    Prometheus metrics (needs the `metrics` extra); with OpenTelemetry installed and configured (or
+    `tracer_provider` given) each tool call and REST call is a span, and REST calls carry its `traceparent`.
+    `caller_key` keys the caller hash of those lines and spans (random per process by default).
 
     Construction loads and checks everything and raises ConfigError (or the catalog's DocumentError) saying
     what to fix. Every option is kept in `config`, a `GatewayConfig`; `Gateway.from_config` takes one.
@@ -120,6 +127,9 @@ class Gateway:
         tasks: TaskConfig | None = None,
         progress_interval: float = 5.0,
         prompts: Sequence[Prompt] = (),
+        metrics_path: str | None = None,
+        tracer_provider: Any = None,
+        caller_key: bytes | str | None = None,
     ) -> None:
         self._compose(
             GatewayConfig(
@@ -159,6 +169,9 @@ class Gateway:
                 tasks=tasks,
                 progress_interval=progress_interval,
                 prompts=tuple(prompts),
+                metrics_path=metrics_path,
+                tracer_provider=tracer_provider,
+                caller_key=caller_key,
             )
         )
 
@@ -175,6 +188,13 @@ class Gateway:
         #: Where `mount()` and `standalone()` serve the reference page (see `reference_app`); None: not served.
         self.reference_path = _reference_path(config)
         self._reference: ReferencePage | None = None
+        #: Where tool calls are logged, counted and traced (see gateway.observability).
+        self.observer = Observer(
+            metrics=config.metrics_path is not None,
+            tracer_provider=config.tracer_provider,
+            caller_key=config.caller_key,
+        )
+        self.metrics_path = config.metrics_path
         self.catalog = config.catalog if config.catalog is not None else _build_catalog(config)
         _warn_about_document(config, self.catalog)
         self.name = config.name or self.catalog.title
@@ -245,6 +265,7 @@ class Gateway:
             progress_interval=config.progress_interval,
             resources=self.resources,
             prompts=self.prompts,
+            observer=self.observer,
         )
         #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
         self.tasks: Tasks | None = None
@@ -307,8 +328,9 @@ class Gateway:
         """What the REST calls of `request` carry: forwarded headers the gateway rebuilt, then the credentials."""
         source = request.headers or {}
         headers: list[tuple[str, str]] = []
-        if "x-request-id" in source:
-            headers.append(("x-request-id", source["x-request-id"]))
+        # Passed on unchanged, so the API's work joins the caller's request and trace (W3C Trace Context);
+        # with OpenTelemetry on, each call's own span replaces the traceparent (gateway.observability).
+        headers.extend((name, source[name]) for name in _PASSED_ON if name in source)
         peer = request.peer or LOCAL_PEER
         if request.peer is not None and peer.client is not None:
             # The gateway is the proxy of these calls: it appends the peer it saw, and keeps what came before
@@ -367,6 +389,8 @@ class Gateway:
         routes: dict[str, ASGIApp] = {path: self.asgi()}
         if self.reference_path is not None:
             routes[self.reference_path] = self.reference_app()
+        if self.metrics_path is not None:
+            routes[self.metrics_path] = self.metrics_app()
         return routes
 
     def wrap(self, app: ASGIApp, path: str = "/mcp") -> GatewayEntrance:
@@ -400,6 +424,12 @@ class Gateway:
         if self._reference is None:
             self._reference = ReferencePage(lambda: reference_page(self))
         return self._reference
+
+    def metrics_app(self) -> MetricsPage:
+        """The Prometheus metrics as an ASGI app (GET/HEAD); ConfigError when metrics_path was not given."""
+        if self.observer.metrics is None:
+            raise ConfigError("this gateway keeps no metrics: give it metrics_path='/metrics' (--metrics-path)")
+        return MetricsPage(self.observer.metrics)
 
     async def _start(self) -> None:
         if self.scripts is not None:
@@ -447,6 +477,8 @@ class Gateway:
         routes = [Route(path, self.asgi(), methods=["GET", "POST", "DELETE"]), Route("/", info)]
         if self.reference_path is not None:
             routes.append(Route(self.reference_path, self.reference_app(), methods=["GET", "HEAD"]))
+        if self.metrics_path is not None:
+            routes.append(Route(self.metrics_path, self.metrics_app(), methods=["GET", "HEAD"]))
         return Starlette(routes=routes, lifespan=lifespan)
 
 

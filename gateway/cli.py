@@ -125,6 +125,12 @@ def _parser() -> argparse.ArgumentParser:
         "(repeatable); without one, forwarded headers are never trusted",
     )
     _reference_option(serve)
+    serve.add_argument(
+        "--metrics-path",
+        default=os.environ.get("MCP_GATEWAY_METRICS_PATH") or None,
+        metavar="PATH",
+        help="serve Prometheus metrics at PATH, e.g. /metrics (needs pip install 'openapi-mcp-gateway[metrics]')",
+    )
     _oauth_options(serve)
     _script_options(serve)
     serve.set_defaults(run=_serve)
@@ -233,7 +239,8 @@ _ENVIRONMENT = """environment:
   MCP_GATEWAY_SCRIPTS, _SCRIPTS_ALLOW_WRITES
   MCP_GATEWAY_FETCH_TIMEOUT seconds a `catalog` command waits for a spec URL (default 10, as --spec does)"""
 _SERVE_ENVIRONMENT = """
-  MCP_GATEWAY_HOST, _PORT, _PATH, _REFERENCE_PATH
+  MCP_GATEWAY_HOST, _PORT, _PATH, _REFERENCE_PATH, _METRICS_PATH
+  MCP_GATEWAY_CALLER_KEY    keys the caller hash of the call log (the same on every instance matches callers)
   MCP_GATEWAY_ALLOWED_HOSTS, _ALLOWED_ORIGINS   --allowed-host, --allowed-origin (lists)
   MCP_GATEWAY_TRUSTED_PROXIES                  --trusted-proxy (a list)
   MCP_GATEWAY_READ_TIMEOUT, _MAX_CONNECTIONS   --read-timeout, --max-connections
@@ -591,6 +598,8 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
         allowed_origins=options.allowed_origin,
         trusted_proxies=options.trusted_proxy,
         reference_path=reference_path,
+        metrics_path=options.metrics_path,
+        caller_key=os.environ.get("MCP_GATEWAY_CALLER_KEY") or None,
         **({"auth": oauth.server.auth} if oauth else {}),
         **_script_config(options),
     )
@@ -598,8 +607,12 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
     print(f"{gateway.name}: {len(gateway.catalog.functions())} functions, MCP endpoint {url}", file=out)
     if gateway.reference_path is not None:
         print(f"Reference page: http://{host}:{options.port}{gateway.reference_path}", file=out)
+    if gateway.metrics_path is not None:
+        print(f"Metrics: http://{host}:{options.port}{gateway.metrics_path}", file=out)
+    _log_calls()
     if oauth is not None:
         oauth.gateways.append(gateway)
+        oauth.server.observe(gateway.observer.oauth)
         print(
             f"OAuth: add {url} as a custom connector in claude.ai or ChatGPT; people log in with their API key",
             file=out,
@@ -691,6 +704,21 @@ _KEY_MISSING = (
     f"This stdio server was started without MCP_GATEWAY_TOKEN, so calls reach the API without a key. {_KEY_ADVICE}"
 )
 _KEY_REFUSED = f"The API refused the key in MCP_GATEWAY_TOKEN, the only credential of this stdio server. {_KEY_ADVICE}"
+
+
+def _log_calls() -> None:
+    """Print the gateway.calls lines (one per tool call) to stderr beside uvicorn's, unless logging is set up."""
+    import logging
+
+    from gateway.observability import LOGGER_NAME
+
+    calls = logging.getLogger(LOGGER_NAME)
+    if calls.handlers or logging.getLogger().handlers:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
+    calls.addHandler(handler)
+    calls.setLevel(logging.INFO)
 
 
 def _stdio(options: argparse.Namespace, out: TextIO) -> int:

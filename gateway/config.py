@@ -95,6 +95,9 @@ class GatewayConfig:
     tasks: TaskConfig | None = None
     progress_interval: float = 5.0
     prompts: tuple[Prompt, ...] = ()
+    metrics_path: str | None = None
+    tracer_provider: Any = None
+    caller_key: bytes | str | None = field(default=None, repr=False)
     #: Derived: the proxies parsed, and the effect rules of read_only/destructive/writes.
     proxies: TrustedProxies = field(init=False, repr=False, compare=False)
     effects: EffectRules = field(init=False, repr=False, compare=False)
@@ -127,6 +130,12 @@ class GatewayConfig:
             raise ConfigError(
                 f"reference_path must be a URL path starting with '/', e.g. '/reference', not {self.reference_path!r}"
             )
+        if self.metrics_path is not None and not self.metrics_path.startswith("/"):
+            raise ConfigError(
+                f"metrics_path must be a URL path starting with '/', e.g. '/metrics', not {self.metrics_path!r}"
+            )
+        if self.metrics_path is not None and self.metrics_path == self.reference_path:
+            raise ConfigError(f"metrics_path and reference_path are both {self.metrics_path!r}; give each its own")
         if self.prefix is not None and self.prefix and not self.prefix.startswith("/"):
             raise ConfigError(f"prefix must be a URL path starting with '/', e.g. '/api', not {self.prefix!r}")
         if self.prefix is not None and self.app is None:

@@ -19,6 +19,7 @@ from gateway._quick_check import Check, quick_check
 from gateway.arguments import argument_problems
 from gateway.caller import RestContext
 from gateway.errors import ArgumentError, RestError, ToolError
+from gateway.observability import observe_function
 from gateway.rest import HttpResponse, build_request
 from gateway.transports import Transport
 
@@ -82,6 +83,17 @@ class Dispatcher:
         self, function: Function, args: Mapping[str, Any], context: RestContext, *, validated: bool = False
     ) -> CallOutcome:
         """Validate (unless `validated`) and run one call within the per-call timeout; ToolError on a timeout."""
+        observed = observe_function(function)
+        if observed is None:
+            return await self._call(function, args, context, validated=validated)
+        with observed:
+            outcome = await self._call(function, args, observed.context(context), validated=validated)
+            observed.answered(outcome.response)
+            return outcome
+
+    async def _call(
+        self, function: Function, args: Mapping[str, Any], context: RestContext, *, validated: bool
+    ) -> CallOutcome:
         if not validated:
             self.validate(function, args)
         timeout = CALL_TIMEOUT.get() or self.timeout

@@ -22,6 +22,7 @@ from catalog.model import Function
 from gateway.caller import RequestInfo, RestContext
 from gateway.dispatcher import Dispatcher, decode_body
 from gateway.errors import ConfigError, RestError, ToolError
+from gateway.observability import observe_script
 from gateway.progress import report as report_progress
 from gateway.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.types import ErrorHook, RestContextFor
@@ -117,6 +118,7 @@ class ScriptTool:
                     result = await self.sandbox.run(args["code"], calls, report=self._report)
                 except (SourceError, BusyError) as error:
                     raise ToolError(str(error)) from None
+        observe_script(result)
         return render(result, self.max_output_bytes)
 
     @contextmanager

@@ -25,6 +25,7 @@ from gateway._surface_wire import surface_handlers
 from gateway.arguments import argument_problems, oversized
 from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
+from gateway.observability import Observer
 from gateway.progress import reporting
 from gateway.prompts import PromptSet
 from gateway.resources import ResourceSet
@@ -55,6 +56,8 @@ class McpEndpoint:
     internal error, and the server goes on serving. `authenticate`, when given, checks each HTTP request's
     headers before the MCP layer sees it (see `gateway.tooling.Authenticator`). `resources` and `prompts`, when
     given, are served too (with completion/complete for their template variables and arguments).
+    headers before the MCP layer sees it (see `gateway.tooling.Authenticator`). `observer` logs, counts and
+    traces each call (see `gateway.observability`; by default, a log line on `gateway.calls`).
 
     Construction validates everything and raises `ConfigError` saying what to fix.
     """
@@ -76,6 +79,7 @@ class McpEndpoint:
         progress_interval: float = 5.0,
         resources: ResourceSet | None = None,
         prompts: PromptSet | None = None,
+        observer: Observer | None = None,
     ) -> None:
         if not name.strip():
             raise ConfigError("the server name must not be empty; clients show it to people")
@@ -98,6 +102,7 @@ class McpEndpoint:
         #: Seconds between the "still working" progress notifications of a call whose client asked for progress.
         self.progress_interval = progress_interval
         self._on_error = on_error
+        self._observer = observer or Observer()
         self._specs = specs
         self._validators: dict[str, jsonschema.protocols.Validator] | None = (
             {
@@ -163,6 +168,12 @@ class McpEndpoint:
         return self._hidden_tools is not None and name in await self._hidden_tools(request)
 
     async def _run(self, spec: ToolSpec, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
+        with self._observer.tool_call(spec.name, request) as observed:
+            result = await self._call_tool(spec, args, request)
+            observed.result(result.is_error)
+            return result
+
+    async def _call_tool(self, spec: ToolSpec, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
         name = spec.name
         arguments = dict(args)
         too_big = oversized(arguments)

@@ -392,7 +392,7 @@ class StreamableHttpApp:
                 if isinstance(envelope, JSONRPCError):
                     await _answer(send, 400, _encoded(envelope))
                     return
-                if _wants_progress(envelope, headers):
+                if self.single_exchange and _wants_progress(envelope, headers):
                     # A progress token asks for notifications before the answer: only an SSE response carries
                     # them, so the SDK's manager answers this one as a stream.
                     await _sdk.serve_with_manager(

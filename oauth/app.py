@@ -15,6 +15,7 @@ from oauth.authorize import Authorization
 from oauth.cimd import ClientDocuments
 from oauth.clients import ClientRegistry
 from oauth.config import OAuthConfig
+from oauth.events import Events, OAuthEvents
 from oauth.grants import Grants
 from oauth.login import ApiKeyLogin, Login
 from oauth.metadata import resource_metadata, resource_metadata_paths, server_metadata, server_metadata_paths
@@ -76,6 +77,8 @@ class OAuthServer:
     ) -> None:
         clock = clock or time.time
         self.config = config
+        #: Where logins and refusals are reported; add listeners with `observe`.
+        self.events = Events()
         self.store: TokenStore = store if store is not None else SqliteStore(":memory:", clock=clock)
         self.documents = documents if documents is not None else ClientDocuments(clock=clock)
         self.metadata = server_metadata(config)
@@ -86,14 +89,17 @@ class OAuthServer:
             config, self.store, documents=self.documents, server_metadata=self.metadata, clock=clock
         )
         self.grants = Grants(config, self.store, sealer, clock=clock)
-        self.authorization = Authorization(config, self.store, sealer, self.clients, self.grants, login, clock=clock)
-        self.guard = ResourceGuard(config, self.grants)
+        self.authorization = Authorization(
+            config, self.store, sealer, self.clients, self.grants, login, clock=clock, events=self.events
+        )
+        self.guard = ResourceGuard(config, self.grants, events=self.events)
         self.auth = self.guard.rest_headers
         """The gateway's `auth` function: an MCP access token becomes the logged-in user's REST headers."""
 
     def routes(self) -> list[BaseRoute]:
         """The routes of the authorization server and of the resource metadata, at the configured paths."""
         base = self.config.issuer_path
+        clients, grants, events = self.clients, self.grants, self.events
         documents = [(path, _document(self.metadata)) for path in server_metadata_paths(self.config)]
         protected = _document(resource_metadata(self.config))
         documents += [(path, protected) for path in resource_metadata_paths(self.config)]
@@ -102,14 +108,18 @@ class OAuthServer:
             Route(f"{base}/authorize", self.authorization.start, methods=["GET"]),
             Route(f"{base}/authorize/login", self.authorization.submit_key, methods=["POST"]),
             Route(f"{base}/authorize/consent", self.authorization.decide, methods=["POST"]),
-            Route(f"{base}/token", _cors(TokenEndpoint(self.clients, self.grants)), methods=["POST", "OPTIONS"]),
-            Route(f"{base}/revoke", _cors(RevocationEndpoint(self.clients, self.grants)), methods=["POST", "OPTIONS"]),
+            Route(f"{base}/token", _cors(TokenEndpoint(clients, grants, events)), methods=["POST", "OPTIONS"]),
+            Route(f"{base}/revoke", _cors(RevocationEndpoint(clients, grants, events)), methods=["POST", "OPTIONS"]),
         ]
         if self.config.dynamic_registration:
             routes.append(
-                Route(f"{base}/register", _cors(RegistrationEndpoint(self.clients)), methods=["POST", "OPTIONS"])
+                Route(f"{base}/register", _cors(RegistrationEndpoint(clients, events)), methods=["POST", "OPTIONS"])
             )
         return routes
+
+    def observe(self, listener: OAuthEvents) -> None:
+        """Report logins and refusals to `listener` too (e.g. `gateway.observer.oauth`, for metrics)."""
+        self.events.listeners.append(listener)
 
     def mount(self, app: Any) -> None:
         """Add the routes to a Starlette or FastAPI app (before its own, so that nothing shadows them)."""

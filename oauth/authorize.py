@@ -24,6 +24,7 @@ from oauth._http import client_address, rate_key, read_form, single_values
 from oauth.clients import Client, ClientRegistry
 from oauth.config import OAuthConfig
 from oauth.errors import ErrorCode, LoginError, ProtocolError
+from oauth.events import Events
 from oauth.grants import Grants, Principal, same_resource
 from oauth.login import ApiKeyLogin, Login
 from oauth.store import Clock, TokenStore
@@ -54,8 +55,10 @@ class Authorization:
         login: Login,
         *,
         clock: Clock | None = None,
+        events: Events | None = None,
     ) -> None:
         self.config = config
+        self.events = events or Events()
         self.store = store
         self.sealer = sealer
         self.clients = clients
@@ -84,6 +87,7 @@ class Authorization:
         limit = self.config.pending_logins_per_address
         started = await self.store.count(f"logins:{rate_key(address)}", window=self.config.login_ttl)
         if started > limit:
+            self.events.login("limited")
             if started == limit + 1:
                 logger.warning("refused logins from %s: more than %d in %d s", address, limit, self.config.login_ttl)
             minutes = max(1, int(self.config.login_ttl // 60))
@@ -117,6 +121,7 @@ class Authorization:
         try:
             code_challenge, scopes, resource = self._checked(params)
         except ProtocolError as error:
+            self.events.refusal("authorize", error.code)
             return self._error_redirect(redirect_uri, state, error.code, error.description, status=302)
         try:
             outcome = await self.login.current(request)
@@ -124,6 +129,8 @@ class Authorization:
             return pages.error_page("You could not be logged in", str(error))
         if isinstance(outcome, Response):
             return outcome
+        if outcome is not None:
+            self.events.login("accepted")
         cookie = request.cookies.get(self.cookie_name) or new_token()
         request_id = new_token()
         expires_at = self._clock() + self.config.login_ttl
@@ -274,6 +281,7 @@ class Authorization:
         address = client_address(request, self.config.proxy_networks)
         from_address = await self.store.count(f"address:{rate_key(address)}", window=_ADDRESS_WINDOW)
         if from_address > _MAX_ADDRESS_ATTEMPTS:
+            self.events.login("limited")
             logger.warning("refused an API key from %s: %d keys in %d s", address, from_address, _ADDRESS_WINDOW)
             minutes = int(_ADDRESS_WINDOW // 60)
             return pages.error_page(
@@ -281,13 +289,16 @@ class Authorization:
             )
         tries = await self.store.count(f"request:{request_id}", window=self.config.login_ttl)
         if tries > _MAX_KEY_ATTEMPTS:
+            self.events.login("limited")
             return await self._attempts_used_up(request_id)
         try:
             principal = await self.login.check_key(form.get("api_key", ""))
         except LoginError as error:
+            self.events.login("refused")
             if tries >= _MAX_KEY_ATTEMPTS:
                 return await self._attempts_used_up(request_id)
             return self._login_form(client, record["redirect_uri"], request_id, csrf, error=str(error))
+        self.events.login("accepted")
         record["principal"] = self._sealed(principal)
         await self.store.put("request", request_id, record, expires_at=record["expires_at"])
         return self._consent(client, record, principal.name, request_id, csrf)
@@ -314,6 +325,7 @@ class Authorization:
             return pages.error_page("Already answered", f"This request was answered already. {_START_AGAIN}")
         redirect_uri, state = record["redirect_uri"], record["state"]
         if decision == "deny":
+            self.events.login("denied")
             return self._error_redirect(redirect_uri, state, "access_denied", "the user denied access", status=303)
         sealed = record["principal"]
         principal = Principal(
@@ -328,6 +340,7 @@ class Authorization:
             resource=record["resource"],
             principal=principal,
         )
+        self.events.login("allowed")
         params = [("code", code)]
         if state is not None:
             params.append(("state", state))

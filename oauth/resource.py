@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 from oauth.config import OAuthConfig
 from oauth.errors import TokenError
+from oauth.events import Events
 from oauth.grants import Grants
 from oauth.metadata import resource_metadata_url
 
@@ -34,9 +35,10 @@ class ResourceGuard:
     The MCP access token itself never reaches the REST API: the headers are the ones the user logged in with.
     """
 
-    def __init__(self, config: OAuthConfig, grants: Grants) -> None:
+    def __init__(self, config: OAuthConfig, grants: Grants, *, events: Events | None = None) -> None:
         self.config = config
         self.grants = grants
+        self.events = events or Events()
 
     def challenge(self, error: str | None = None, description: str | None = None) -> str:
         """The WWW-Authenticate value of a 401: where the resource metadata is and which scopes to ask for
@@ -53,12 +55,14 @@ class ResourceGuard:
         (401) otherwise."""
         if not token:
             # RFC 6750 §3.1: a request without credentials gets a challenge without an error code.
+            self.events.refusal("resource", "no_token")
             raise TokenError(
                 "this MCP server needs OAuth: connect through the client's OAuth flow",
                 www_authenticate=self.challenge(),
             )
         grant = await self.grants.check_access_token(token)
         if grant is None:
+            self.events.refusal("resource", "invalid_token")
             raise TokenError(
                 "the access token is invalid, expired, revoked or for another resource; refresh it or authorize again",
                 www_authenticate=self.challenge("invalid_token", "the access token is not valid for this resource"),

@@ -8,6 +8,7 @@ from starlette.responses import Response
 from oauth._http import NO_STORE, error_response, read_form
 from oauth.clients import ClientRegistry
 from oauth.errors import ProtocolError
+from oauth.events import Events
 from oauth.grants import Grants
 
 __all__ = ["RevocationEndpoint"]
@@ -16,9 +17,10 @@ __all__ = ["RevocationEndpoint"]
 class RevocationEndpoint:
     """POST /revoke: 200 whether or not the token was known (RFC 7009 §2.2), 401 for an unknown client."""
 
-    def __init__(self, clients: ClientRegistry, grants: Grants) -> None:
+    def __init__(self, clients: ClientRegistry, grants: Grants, events: Events | None = None) -> None:
         self.clients = clients
         self.grants = grants
+        self.events = events or Events()
 
     async def __call__(self, request: Request) -> Response:
         """Revoke the token the form names."""
@@ -31,5 +33,6 @@ class RevocationEndpoint:
                 raise ProtocolError("invalid_request", "the token parameter is missing")
             await self.grants.revoke(token, client)
         except ProtocolError as error:
+            self.events.refusal("revoke", error.code)
             return error_response(error, basic_challenge=authorization is not None)
         return Response(status_code=200, headers=NO_STORE)

@@ -11,6 +11,7 @@ from starlette.responses import Response
 from oauth._http import error_response, json_response, read_form
 from oauth.clients import ClientRegistry
 from oauth.errors import ProtocolError
+from oauth.events import Events
 from oauth.grants import Grants
 
 __all__ = ["TokenEndpoint"]
@@ -25,9 +26,10 @@ _REQUIRED: Final[dict[str, tuple[str, ...]]] = {"authorization_code": ("code",),
 class TokenEndpoint:
     """POST /token: `authorization_code` (with PKCE) and `refresh_token` (rotating) grants."""
 
-    def __init__(self, clients: ClientRegistry, grants: Grants) -> None:
+    def __init__(self, clients: ClientRegistry, grants: Grants, events: Events | None = None) -> None:
         self.clients = clients
         self.grants = grants
+        self.events = events or Events()
 
     async def __call__(self, request: Request) -> Response:
         """Answer one token request with tokens or an RFC 6749 §5.2 error, never cached."""
@@ -63,6 +65,7 @@ class TokenEndpoint:
                     f"grant_type {grant_type!r} is not supported; use authorization_code or refresh_token",
                 )
         except ProtocolError as error:
+            self.events.refusal("token", error.code)
             return error_response(error, basic_challenge=authorization is not None)
         await self.clients.mark_used(client)
         return json_response(tokens)

@@ -16,6 +16,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from gateway.demo import MEMBER_KEY
+from gateway.observability import Observer
 from tests.oauth.conftest import REDIRECT_URI, Browser, Site, query, serve_site
 
 pytestmark = pytest.mark.anyio
@@ -119,6 +120,24 @@ async def test_an_mcp_client_discovers_registers_logs_in_and_calls_as_the_user_w
         assert storage.client is not None and storage.client.client_name == "Claude"
         assert storage.tokens is not None and storage.tokens.refresh_token
         assert storage.tokens.scope == "mcp"
+
+
+async def test_logins_and_refusals_are_counted_for_the_operator_and_never_show_the_key() -> None:
+    observer = Observer(metrics=True)
+    async with serve_site() as site, httpx2.AsyncClient() as web:
+        site.server.observe(observer.oauth)
+        browser, storage = Browser(web, key=MEMBER_KEY), MemoryStorage()
+        async with connect(site, provider(site, storage, *handlers(browser))) as client:
+            await client.call_tool("whoami", {})
+        refused = await web.post(f"{site.base}/token", data={"grant_type": "refresh_token", "refresh_token": "x"})
+        assert refused.status_code == 401
+    assert observer.metrics is not None
+    text = observer.metrics.exposition().decode()
+    assert 'mcp_gateway_oauth_logins_total{outcome="accepted"} 1.0' in text
+    assert 'mcp_gateway_oauth_logins_total{outcome="allowed"} 1.0' in text
+    assert 'mcp_gateway_oauth_refusals_total{endpoint="resource",error="no_token"} 1.0' in text
+    assert 'mcp_gateway_oauth_refusals_total{endpoint="token",error="invalid_client"} 1.0' in text
+    assert MEMBER_KEY not in text
 
 
 async def test_the_client_refreshes_rotating_the_refresh_token_and_an_old_one_revokes_the_login() -> None:
