@@ -138,6 +138,14 @@ def _parser() -> argparse.ArgumentParser:
     _script_options(stdio)
     stdio.set_defaults(run=_stdio)
 
+    health = commands.add_parser(
+        "health",
+        help="exit 0 when the gateway `serve` runs with the same settings answers (for container health checks)",
+    )
+    health.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="interface served (MCP_GATEWAY_HOST)")
+    health.add_argument("--port", type=_port, default=_env("PORT", "8000"), help="port served (MCP_GATEWAY_PORT)")
+    health.set_defaults(run=_health)
+
     surface = commands.add_parser("snapshot", help="the agent-facing surface as a committed file, checked in CI")
     surface_actions = surface.add_subparsers(metavar="ACTION")
     surface_check = surface_actions.add_parser(
@@ -630,6 +638,17 @@ _KEY_MISSING = (
     f"This stdio server was started without MCP_GATEWAY_TOKEN, so calls reach the API without a key. {_KEY_ADVICE}"
 )
 _KEY_REFUSED = f"The API refused the key in MCP_GATEWAY_TOKEN, the only credential of this stdio server. {_KEY_ADVICE}"
+
+
+def _health(options: argparse.Namespace, out: TextIO) -> int:
+    from gateway.health import check_health
+
+    problem = check_health(options.host, options.port)
+    if problem is not None:
+        print(f"mcp-gateway health: {problem}", file=sys.stderr)
+        return EXIT_REFUSED
+    print("healthy", file=out)
+    return EXIT_OK
 
 
 def _stdio(options: argparse.Namespace, out: TextIO) -> int:

@@ -76,7 +76,7 @@ def _start(name: str, argv: Sequence[str], *, marker: bytes, logs: Path, env: di
 
     threading.Thread(target=copy, name=f"log-{name}", daemon=True).start()
     process = Process(name=name, popen=popen, log=log, ready=ready)
-    if not ready.wait(30) or popen.poll() is not None:
+    if not ready.wait(120) or popen.poll() is not None:
         popen.kill()
         popen.wait(timeout=5)
         popen.stdout.close()
