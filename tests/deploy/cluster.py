@@ -79,7 +79,8 @@ def _start(name: str, argv: Sequence[str], *, marker: bytes, logs: Path, env: di
     if not ready.wait(120) or popen.poll() is not None:
         popen.kill()
         popen.wait(timeout=5)
-        popen.stdout.close()
+        if popen.stdout is not None:
+            popen.stdout.close()
         raise RuntimeError(f"{name} did not start; its log:\n{log.read_text(errors='replace')}")
     return process
 
