@@ -80,20 +80,24 @@ async def soak(options: argparse.Namespace, cluster: Cluster) -> int:
     deadline = start + options.seconds
 
     async def client(number: int) -> None:
+        turn = number
+        while time.monotonic() < deadline:
+            try:
+                await session(number, turn)
+            except Exception as error:  # a broken connection: counted, then the client connects again
+                errors.append(f"{type(error).__name__}: {error}")
+            turn += 1
+
+    async def session(number: int, turn: int) -> None:
         async with (
             httpx2.AsyncClient(headers={"authorization": f"Bearer {tokens[number % len(tokens)]}"}, timeout=30) as http,
             Client(streamable_http_client(cluster.mcp_url, http_client=http)) as mcp,
         ):
-            turn = number
             while time.monotonic() < deadline:
                 name, args = CALLS[turn % len(CALLS)]
                 turn += 1
                 began = time.perf_counter()
-                try:
-                    result = await mcp.call_tool("call_function", {"name": name, "args": args})
-                except Exception as error:
-                    errors.append(f"{type(error).__name__}: {error}")
-                    continue
+                result = await mcp.call_tool("call_function", {"name": name, "args": args})
                 latencies.append(time.perf_counter() - began)
                 if result.is_error:
                     errors.append(str(result.content)[:200])
