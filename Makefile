@@ -31,6 +31,12 @@ $(REDIS_STAMP): scripts/install-redis
 	scripts/install-redis
 	mkdir -p .tools && touch $(REDIS_STAMP)
 
+# Debian's HAProxy for the load-balanced deployment test (scripts/install-haproxy; tests/deploy start their own).
+HAPROXY_STAMP := .tools/.haproxy-installed
+$(HAPROXY_STAMP): scripts/install-haproxy
+	scripts/install-haproxy
+	mkdir -p .tools && touch $(HAPROXY_STAMP)
+
 serve: $(STAMP)
 	$(BIN)/mcp-gateway serve
 
@@ -41,7 +47,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) $(TOOLS_STAMP) $(REDIS_STAMP) $(BROWSER_STAMP)
+unit: $(STAMP) $(TOOLS_STAMP) $(REDIS_STAMP) $(HAPROXY_STAMP) $(BROWSER_STAMP)
 	$(BIN)/pytest --cov --cov-report=term:skip-covered
 
 test: lint typecheck unit

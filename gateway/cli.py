@@ -145,6 +145,14 @@ def _parser() -> argparse.ArgumentParser:
     _script_options(stdio)
     stdio.set_defaults(run=_stdio)
 
+    health = commands.add_parser(
+        "health",
+        help="exit 0 when the gateway `serve` runs with the same settings answers (for container health checks)",
+    )
+    health.add_argument("--host", default=_env("HOST", "127.0.0.1"), help="interface served (MCP_GATEWAY_HOST)")
+    health.add_argument("--port", type=_port, default=_env("PORT", "8000"), help="port served (MCP_GATEWAY_PORT)")
+    health.set_defaults(run=_health)
+
     surface = commands.add_parser("snapshot", help="the agent-facing surface as a committed file, checked in CI")
     surface.set_defaults(usage_of=surface)
     surface_actions = surface.add_subparsers(metavar="ACTION")
@@ -719,6 +727,17 @@ def _log_calls() -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(message)s"))
     calls.addHandler(handler)
     calls.setLevel(logging.INFO)
+
+
+def _health(options: argparse.Namespace, out: TextIO) -> int:
+    from gateway.health import check_health
+
+    problem = check_health(options.host, options.port)
+    if problem is not None:
+        print(f"mcp-gateway health: {problem}", file=sys.stderr)
+        return EXIT_REFUSED
+    print("healthy", file=out)
+    return EXIT_OK
 
 
 def _stdio(options: argparse.Namespace, out: TextIO) -> int:
