@@ -11,7 +11,7 @@ from catalog.builder import build_catalog
 from catalog.loading import load_document
 from catalog.model import Function
 from gateway.errors import ArgumentError
-from gateway.rest import RestRequest, build_request
+from gateway.rest import RestRequest, build_request, request_target
 
 COLORS = ["blue", "black", "brown"]
 RGB = {"R": 100, "G": 200, "B": 150}
@@ -147,3 +147,58 @@ def test_a_required_body_whose_fields_are_all_optional_is_sent_as_an_empty_objec
     request = build_request(function, {})
     assert (request.content, request.content_type) == (b"{}", "application/json")
     assert build_request(function, {"limit": 5}).content == b'{"limit": 5}'
+
+
+def test_a_query_array_without_style_or_explode_repeats_the_name_for_each_item() -> None:
+    # OAS 3.1 §4.8.12.4: the default query style is form, and form defaults to explode=true.
+    function = function_with({"name": "color", "in": "query", "schema": {"type": "array"}}, path="/things")
+    assert list(build_request(function, {"color": COLORS}).query) == [("color", c) for c in COLORS]
+
+
+def test_a_query_array_with_explode_false_is_one_comma_joined_value() -> None:
+    function = function_with(
+        {"name": "color", "in": "query", "explode": False, "schema": {"type": "array"}}, path="/things"
+    )
+    assert list(build_request(function, {"color": COLORS}).query) == [("color", "blue,black,brown")]
+
+
+def test_a_query_object_without_explode_spreads_its_keys_into_the_query() -> None:
+    function = function_with({"name": "color", "in": "query", "schema": {"type": "object"}}, path="/things")
+    assert list(build_request(function, {"color": {"R": 1, "on": True}}).query) == [("R", "1"), ("on", "true")]
+
+
+def test_a_space_delimited_array_without_explode_is_joined_by_spaces() -> None:
+    # Only form defaults to explode=true; every other style defaults to false.
+    function = function_with({"name": "color", "in": "query", "style": "spaceDelimited", "schema": {}}, path="/things")
+    assert list(build_request(function, {"color": COLORS}).query) == [("color", "blue black brown")]
+
+
+def test_query_values_with_reserved_characters_are_percent_encoded_in_the_target() -> None:
+    function = function_with({"name": "q", "in": "query", "schema": {"type": "string"}}, path="/things")
+    request = build_request(function, {"q": "a&b=c d/é"})
+    assert request_target(request, "/api/") == b"/api/things?q=a%26b%3Dc%20d%2F%C3%A9"
+
+
+def test_matrix_keys_and_values_that_need_escaping_are_percent_encoded() -> None:
+    exploded = request_for({"in": "path", "style": "matrix", "explode": True, "schema": {}}, {"a;b": "c=d", "e f": "g"})
+    assert exploded.path == "/things/;a%3Bb=c%3Dd;e%20f=g"
+    items = request_for({"in": "path", "style": "matrix", "explode": True, "schema": {}}, ["x;y", "z"])
+    assert items.path == "/things/;color=x%3By;color=z"
+    joined = request_for({"in": "path", "style": "matrix", "schema": {}}, ["x;y", "z/w"])
+    assert joined.path == "/things/;color=x%3By,z%2Fw"
+
+
+def test_label_values_that_need_escaping_are_percent_encoded() -> None:
+    request = request_for({"in": "path", "style": "label", "explode": True, "schema": {}}, ["a b", "c/d"])
+    assert request.path == "/things/.a%20b.c%2Fd"
+
+
+def test_a_simple_path_value_with_reserved_characters_is_percent_encoded() -> None:
+    assert request_for({"in": "path", "schema": {}}, "a/b?c#d").path == "/things/a%2Fb%3Fc%23d"
+
+
+def test_scalars_are_written_as_json_writes_them() -> None:
+    function = function_with({"name": "v", "in": "query", "schema": {}}, path="/things")
+    values = [True, False, None, 3, 1.5, [{"k": "é"}]]
+    written = [build_request(function, {"v": value}).query for value in values]
+    assert [dict(pairs)["v"] for pairs in written] == ["true", "false", "", "3", "1.5", '{"k":"é"}']
