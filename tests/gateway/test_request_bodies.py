@@ -48,6 +48,7 @@ DOCUMENT: dict[str, Any] = {
             }
         },
         "/form": {
+            "get": {"operationId": "readForm", "responses": OK},
             "post": {
                 "operationId": "sendForm",
                 "parameters": [{"name": "x-trace", "in": "header", "schema": {"type": "string"}}],
@@ -112,7 +113,7 @@ async def echo(request: Request) -> Response:
     )
 
 
-APP = Starlette(routes=[Route(path, echo, methods=["POST", "PUT"]) for path in DOCUMENT["paths"]])
+APP = Starlette(routes=[Route(path, echo, methods=["GET", "POST", "PUT"]) for path in DOCUMENT["paths"]])
 DISPATCHER = Dispatcher(build_catalog(load_document(DOCUMENT)), AsgiTransport(APP), timeout=10)
 
 
@@ -184,7 +185,7 @@ async def test_a_form_body_with_only_an_empty_array_sends_no_field() -> None:
 
 
 async def test_a_multipart_body_sends_each_text_field_and_each_array_item_as_a_part() -> None:
-    seen = await received("upload.upload", {"note": "hi \"there\"", "tags": ["a", "b"], "count": 7, "session": "s9"})
+    seen = await received("upload.upload", {"note": 'hi "there"', "tags": ["a", "b"], "count": 7, "session": "s9"})
     assert seen["headers"]["content-type"].startswith("multipart/form-data; boundary=")
     assert seen["fields"] == [["note", 'hi "there"'], ["tags", "a"], ["tags", "b"], ["count", "7"]]
     assert seen["cookies"] == {"session": "s9"}
@@ -202,6 +203,18 @@ async def test_a_text_body_is_sent_as_the_text_itself() -> None:
     assert (seen["headers"]["content-type"], seen["body"]) == ("text/plain", "line one\nline two")
 
 
-async def test_a_call_without_body_arguments_sends_no_body() -> None:
+async def test_a_post_without_body_arguments_sends_an_empty_body_of_length_zero() -> None:
     seen = await received("form.send_form", {"x-trace": "nothing-else"})
     assert (seen["body"], seen["fields"], "content-type" in seen["headers"]) == ("", None, False)
+    assert seen["headers"]["content-length"] == "0"
+
+
+async def test_a_get_has_no_content_length_and_the_gateway_accepts_anything_as_itself() -> None:
+    seen = await received("form.read_form", {})
+    assert seen["method"] == "GET" and "content-length" not in seen["headers"]
+    assert (seen["headers"]["accept"], seen["headers"]["user-agent"]) == ("*/*", "mcp-gateway")
+
+
+async def test_a_body_is_sent_with_its_length_in_bytes() -> None:
+    seen = await received("text.put_text", {"body": "é"})
+    assert seen["headers"]["content-length"] == "2"
