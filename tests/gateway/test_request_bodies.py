@@ -64,7 +64,7 @@ DOCUMENT: dict[str, Any] = {
                     },
                 ),
                 "responses": OK,
-            }
+            },
         },
         "/upload": {
             "post": {
