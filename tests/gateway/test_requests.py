@@ -213,6 +213,11 @@ def test_a_simple_path_value_with_reserved_characters_is_percent_encoded() -> No
 
 def test_scalars_are_written_as_json_writes_them() -> None:
     function = function_with({"name": "v", "in": "query", "schema": {}}, path="/things")
-    values = [True, False, None, 3, 1.5, [{"k": "é"}]]
+    values = [True, False, None, 3, 1.5, [{"k": "é", "n": [1, 2]}]]
     written = [build_request(function, {"v": value}).query for value in values]
-    assert [dict(pairs)["v"] for pairs in written] == ["true", "false", "", "3", "1.5", '{"k":"é"}']
+    assert [dict(pairs)["v"] for pairs in written] == ["true", "false", "", "3", "1.5", '{"k":"é","n":[1,2]}']
+
+
+def test_a_path_style_the_table_does_not_list_is_serialized_as_simple() -> None:
+    request = request_for({"in": "path", "style": "form", "schema": {}}, {"a b": "c/d", "e": 1})
+    assert request.path == "/things/a%20b,c%2Fd,e,1"
