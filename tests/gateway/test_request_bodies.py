@@ -16,6 +16,7 @@ from catalog.builder import build_catalog
 from catalog.loading import load_document
 from gateway.caller import RestContext
 from gateway.dispatcher import Dispatcher
+from gateway.errors import ArgumentError
 from gateway.transports import AsgiTransport
 
 pytestmark = pytest.mark.anyio
@@ -38,6 +39,7 @@ DOCUMENT: dict[str, Any] = {
                 "operationId": "createNote",
                 "parameters": [
                     {"name": "x-trace", "in": "header", "schema": {"type": "string"}},
+                    {"name": "draft", "in": "query", "schema": {"type": "boolean"}},
                     {"name": "x-tags", "in": "header", "schema": STRINGS},
                     {"name": "x-point", "in": "header", "explode": True, "schema": OBJECT},
                     {"name": "session", "in": "cookie", "schema": {"type": "string"}},
@@ -71,7 +73,8 @@ DOCUMENT: dict[str, Any] = {
                 "operationId": "upload",
                 "parameters": [{"name": "session", "in": "cookie", "schema": {"type": "string"}}],
                 "requestBody": _body(
-                    "multipart/form-data", {"note": {"type": "string"}, "tags": STRINGS, "count": {"type": "integer"}}
+                    "multipart/form-data",
+                    {"note": {"type": "string"}, "tags": STRINGS, "count": {"type": "integer"}, 'say "hi"': {}},
                 ),
                 "responses": OK,
             }
@@ -81,6 +84,20 @@ DOCUMENT: dict[str, Any] = {
                 "operationId": "putRaw",
                 "parameters": [{"name": "x-trace", "in": "header", "schema": {"type": "string"}}],
                 "requestBody": {"content": {"application/octet-stream": {"schema": {"type": "string"}}}},
+                "responses": OK,
+            }
+        },
+        "/form-text": {
+            "post": {
+                "operationId": "sendFormText",
+                "requestBody": {"content": {"application/x-www-form-urlencoded": {"schema": {"type": "string"}}}},
+                "responses": OK,
+            }
+        },
+        "/multipart-text": {
+            "post": {
+                "operationId": "sendMultipartText",
+                "requestBody": {"content": {"multipart/form-data": {"schema": {"type": "string"}}}},
                 "responses": OK,
             }
         },
@@ -105,6 +122,7 @@ async def echo(request: Request) -> Response:
     return JSONResponse(
         {
             "method": request.method,
+            "query": request.scope["query_string"].decode(),
             "headers": dict(request.headers),
             "cookies": dict(request.cookies),
             "body": body.decode("latin-1"),
@@ -128,10 +146,11 @@ async def received(name: str, args: dict[str, Any]) -> dict[str, Any]:
 async def test_a_call_with_a_json_body_also_sends_its_header_and_cookie_arguments() -> None:
     seen = await received(
         "notes.create_note",
-        {"title": "hello", "x-trace": "abc-1", "x-tags": ["a", "b"], "session": "s1", "theme": "dark"},
+        {"title": "héllo", "draft": True, "x-trace": "abc-1", "x-tags": ["a", "b"], "session": "s1", "theme": "dark"},
     )
     assert seen["method"] == "POST"
-    assert json.loads(seen["body"]) == {"title": "hello"}
+    assert seen["body"].encode("latin-1").decode() == '{"title": "héllo"}'
+    assert seen["query"] == "draft=true"
     assert seen["headers"]["content-type"] == "application/json"
     assert (seen["headers"]["x-trace"], seen["headers"]["x-tags"]) == ("abc-1", "a,b")
     assert seen["headers"]["cookie"] == "session=s1; theme=dark"
@@ -152,7 +171,7 @@ async def test_a_form_body_sends_arrays_as_repeated_fields_and_nested_objects_in
     seen = await received(
         "form.send_form",
         {
-            "name": "a b&c=d",
+            "name": "a b&c=d/e",
             "tags": ["x", "y"],
             "address": {"city": "Paris", "geo": {"lat": 1.5}},
             "lines": [{"sku": "A1", "qty": 2}, {"sku": "B2", "qty": 1}],
@@ -163,9 +182,9 @@ async def test_a_form_body_sends_arrays_as_repeated_fields_and_nested_objects_in
     )
     assert seen["headers"]["content-type"] == "application/x-www-form-urlencoded"
     assert seen["headers"]["x-trace"] == "form-trace"
-    assert seen["body"].startswith("name=a%20b%26c%3Dd&tags=x&tags=y&address[city]=Paris&")
+    assert seen["body"].startswith("name=a%20b%26c%3Dd%2Fe&tags=x&tags=y&address[city]=Paris&")
     assert seen["fields"] == [
-        ["name", "a b&c=d"],
+        ["name", "a b&c=d/e"],
         ["tags", "x"],
         ["tags", "y"],
         ["address[city]", "Paris"],
@@ -218,3 +237,17 @@ async def test_a_get_has_no_content_length_and_the_gateway_accepts_anything_as_i
 async def test_a_body_is_sent_with_its_length_in_bytes() -> None:
     seen = await received("text.put_text", {"body": "é"})
     assert seen["headers"]["content-length"] == "2"
+
+
+async def test_a_form_body_that_is_one_value_is_sent_as_the_field_body() -> None:
+    seen = await received("form_text.send_form_text", {"body": "a b/c"})
+    assert (seen["body"], seen["fields"]) == ("body=a%20b%2Fc", [["body", "a b/c"]])
+
+
+async def test_a_multipart_body_that_is_not_an_object_is_refused_naming_the_body() -> None:
+    with pytest.raises(ArgumentError) as refused:
+        await received("multipart_text.send_multipart_text", {"body": "text"})
+    assert (str(refused.value), refused.value.arg_names) == (
+        "the multipart body must be an object of form fields",
+        ("body",),
+    )

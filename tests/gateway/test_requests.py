@@ -221,3 +221,27 @@ def test_scalars_are_written_as_json_writes_them() -> None:
 def test_a_path_style_the_table_does_not_list_is_serialized_as_simple() -> None:
     request = request_for({"in": "path", "style": "form", "schema": {}}, {"a b": "c/d", "e": 1})
     assert request.path == "/things/a%20b,c%2Fd,e,1"
+
+
+def test_a_call_with_a_body_goes_to_its_operations_own_server() -> None:
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/files": {
+                "post": {
+                    "operationId": "upload",
+                    "servers": [{"url": "https://uploads.example.com"}],
+                    "requestBody": {
+                        "content": {"application/json": {"schema": {"type": "object", "properties": {"n": {}}}}}
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    function = build_catalog(load_document(document)).functions()[0]
+    assert function.server is not None
+    assert build_request(function, {"n": 1}).base == function.server
+    assert build_request(function, {}).base == function.server
