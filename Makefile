@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 TOOLS_STAMP := .tools/.installed
 
-.PHONY: serve test lint typecheck unit clean
+.PHONY: serve test lint typecheck unit mutation clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,5 +52,10 @@ unit: $(STAMP) $(TOOLS_STAMP) $(REDIS_STAMP) $(HAPROXY_STAMP) $(BROWSER_STAMP)
 
 test: lint typecheck unit
 
+# Mutation testing (mutmut, [tool.mutmut] in pyproject.toml), one module at a time; a score per module. Not part
+# of `test`: it takes tens of minutes. MODULES=gateway.rest picks some; JOBS=2 tests two mutants at once.
+mutation: $(STAMP) $(REDIS_STAMP)
+	scripts/mutation/run --jobs $(or $(JOBS),1) $(MODULES)
+
 clean:
-	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .coverage
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .coverage mutants

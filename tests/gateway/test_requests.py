@@ -11,7 +11,7 @@ from catalog.builder import build_catalog
 from catalog.loading import load_document
 from catalog.model import Function
 from gateway.errors import ArgumentError
-from gateway.rest import RestRequest, build_request
+from gateway.rest import RestRequest, build_request, request_target
 
 COLORS = ["blue", "black", "brown"]
 RGB = {"R": 100, "G": 200, "B": 150}
@@ -92,8 +92,13 @@ def test_query_styles_serialize_as_the_openapi_table_says(
 )
 def test_a_path_value_that_would_be_a_dot_segment_is_refused(style: str, value: Any) -> None:
     # RFC 3986 §6.2.2.2: behind a server that normalizes, any encoding of '..' climbs to another route.
-    with pytest.raises(ArgumentError, match=r"argument 'color' would make a path segment '\.' or '\.\.'"):
+    with pytest.raises(ArgumentError) as refused:
         request_for({"in": "path", "style": style, "schema": {}}, value)
+    assert str(refused.value) == (
+        "argument 'color' would make a path segment '.' or '..', which servers resolve to another path; "
+        "pass the identifier itself"
+    )
+    assert refused.value.arg_names == ("color",)
 
 
 @pytest.mark.parametrize(("value", "segment"), [("...", "..."), ("a.b", "a.b"), (".hidden", ".hidden"), ("..a", "..a")])
@@ -102,14 +107,17 @@ def test_dots_inside_a_path_value_pass_as_they_are(value: str, segment: str) -> 
 
 
 def test_an_empty_path_value_is_refused_rather_than_calling_the_collection() -> None:
-    with pytest.raises(ArgumentError, match="argument 'color' fills a path segment: it cannot be empty"):
+    with pytest.raises(ArgumentError, match="argument 'color' fills a path segment: it cannot be empty") as refused:
         request_for({"in": "path", "schema": {"type": "string"}}, "")
+    assert refused.value.arg_names == ("color",)
 
 
 @pytest.mark.parametrize("value", ["a\r\nX-Admin: 1", "tab\tis fine but not\x00", "ü"])
 def test_a_header_value_that_would_forge_or_break_a_header_is_refused(value: str) -> None:
-    with pytest.raises(ArgumentError, match="argument 'color' goes in a header: use printable ASCII text"):
+    with pytest.raises(ArgumentError) as refused:
         request_for({"in": "header", "schema": {"type": "string"}}, value)
+    assert str(refused.value).startswith("argument 'color' goes in a header: use printable ASCII text, not ")
+    assert refused.value.arg_names == ("color",)
 
 
 def test_a_header_value_with_a_tab_passes_as_it_is() -> None:
@@ -117,8 +125,12 @@ def test_a_header_value_with_a_tab_passes_as_it_is() -> None:
 
 
 def test_a_cookie_value_cannot_add_a_cookie() -> None:
-    with pytest.raises(ArgumentError, match="goes in a cookie: use printable ASCII text without ';'"):
+    with pytest.raises(ArgumentError) as refused:
         request_for({"in": "cookie", "schema": {"type": "string"}}, "x; admin=1")
+    assert str(refused.value).startswith(
+        "argument 'color' goes in a cookie: use printable ASCII text without ';', not "
+    )
+    assert refused.value.arg_names == ("color",)
     assert request_for({"in": "cookie", "schema": {"type": "string"}}, "x").headers == (("cookie", "color=x"),)
 
 
@@ -147,3 +159,89 @@ def test_a_required_body_whose_fields_are_all_optional_is_sent_as_an_empty_objec
     request = build_request(function, {})
     assert (request.content, request.content_type) == (b"{}", "application/json")
     assert build_request(function, {"limit": 5}).content == b'{"limit": 5}'
+
+
+def test_a_query_array_without_style_or_explode_repeats_the_name_for_each_item() -> None:
+    # OAS 3.1 §4.8.12.4: the default query style is form, and form defaults to explode=true.
+    function = function_with({"name": "color", "in": "query", "schema": {"type": "array"}}, path="/things")
+    assert list(build_request(function, {"color": COLORS}).query) == [("color", c) for c in COLORS]
+
+
+def test_a_query_array_with_explode_false_is_one_comma_joined_value() -> None:
+    function = function_with(
+        {"name": "color", "in": "query", "explode": False, "schema": {"type": "array"}}, path="/things"
+    )
+    assert list(build_request(function, {"color": COLORS}).query) == [("color", "blue,black,brown")]
+
+
+def test_a_query_object_without_explode_spreads_its_keys_into_the_query() -> None:
+    function = function_with({"name": "color", "in": "query", "schema": {"type": "object"}}, path="/things")
+    assert list(build_request(function, {"color": {"R": 1, "on": True}}).query) == [("R", "1"), ("on", "true")]
+
+
+def test_a_space_delimited_array_without_explode_is_joined_by_spaces() -> None:
+    # Only form defaults to explode=true; every other style defaults to false.
+    function = function_with({"name": "color", "in": "query", "style": "spaceDelimited", "schema": {}}, path="/things")
+    assert list(build_request(function, {"color": COLORS}).query) == [("color", "blue black brown")]
+
+
+def test_query_values_with_reserved_characters_are_percent_encoded_in_the_target() -> None:
+    function = function_with({"name": "q", "in": "query", "schema": {"type": "string"}}, path="/things")
+    request = build_request(function, {"q": "a&b=c d/é"})
+    assert request_target(request, "/api/") == b"/api/things?q=a%26b%3Dc%20d%2F%C3%A9"
+
+
+def test_matrix_keys_and_values_that_need_escaping_are_percent_encoded() -> None:
+    exploded = request_for({"in": "path", "style": "matrix", "explode": True, "schema": {}}, {"a;b": "c=d", "e f": "g"})
+    assert exploded.path == "/things/;a%3Bb=c%3Dd;e%20f=g"
+    items = request_for({"in": "path", "style": "matrix", "explode": True, "schema": {}}, ["x;y", "z/w"])
+    assert items.path == "/things/;color=x%3By;color=z%2Fw"
+    slashes = request_for({"in": "path", "style": "matrix", "explode": True, "schema": {}}, {"a/b": "c/d"})
+    assert slashes.path == "/things/;a%2Fb=c%2Fd"
+    joined = request_for({"in": "path", "style": "matrix", "schema": {}}, ["x;y", "z/w"])
+    assert joined.path == "/things/;color=x%3By,z%2Fw"
+
+
+def test_label_values_that_need_escaping_are_percent_encoded() -> None:
+    request = request_for({"in": "path", "style": "label", "explode": True, "schema": {}}, ["a b", "c/d"])
+    assert request.path == "/things/.a%20b.c%2Fd"
+
+
+def test_a_simple_path_value_with_reserved_characters_is_percent_encoded() -> None:
+    assert request_for({"in": "path", "schema": {}}, "a/b?c#d").path == "/things/a%2Fb%3Fc%23d"
+
+
+def test_scalars_are_written_as_json_writes_them() -> None:
+    function = function_with({"name": "v", "in": "query", "schema": {}}, path="/things")
+    values = [True, False, None, 3, 1.5, [{"k": "é", "n": [1, 2]}]]
+    written = [build_request(function, {"v": value}).query for value in values]
+    assert [dict(pairs)["v"] for pairs in written] == ["true", "false", "", "3", "1.5", '{"k":"é","n":[1,2]}']
+
+
+def test_a_path_style_the_table_does_not_list_is_serialized_as_simple() -> None:
+    request = request_for({"in": "path", "style": "form", "schema": {}}, {"a b": "c/d", "e": 1})
+    assert request.path == "/things/a%20b,c%2Fd,e,1"
+
+
+def test_a_call_with_a_body_goes_to_its_operations_own_server() -> None:
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": "T", "version": "1"},
+        "servers": [{"url": "https://api.example.com"}],
+        "paths": {
+            "/files": {
+                "post": {
+                    "operationId": "upload",
+                    "servers": [{"url": "https://uploads.example.com"}],
+                    "requestBody": {
+                        "content": {"application/json": {"schema": {"type": "object", "properties": {"n": {}}}}}
+                    },
+                    "responses": {"200": {"description": "ok"}},
+                }
+            }
+        },
+    }
+    function = build_catalog(load_document(document)).functions()[0]
+    assert function.server is not None
+    assert build_request(function, {"n": 1}).base == function.server
+    assert build_request(function, {}).base == function.server

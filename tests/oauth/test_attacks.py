@@ -17,7 +17,15 @@ import pytest
 from gateway.demo import ADMIN_KEY
 from gateway.lifespan import app_lifespan
 from oauth import PreregisteredClient
-from oauth._authlib import s256_challenge
+from oauth._authlib import (
+    add_query,
+    is_absolute_url,
+    is_code_challenge,
+    pkce_verifier_matches,
+    s256_challenge,
+    scope_list,
+    scope_string,
+)
 from oauth.store_sqlite import SqliteStore
 from tests.oauth.conftest import REDIRECT_URI, Browser, FakeClock, Site, build_site, page_form, query
 
@@ -579,3 +587,66 @@ async def test_two_gateway_instances_sharing_redis_serve_one_login_and_one_rotat
         )
         assert replayed.json()["error"] == "invalid_grant"
         assert await mcp_status(web, rotated.json()["access_token"]) == 401
+
+
+# PKCE and the URL checks under every flow (RFC 7636, RFC 6749 §3.1.2)
+
+RFC_7636_VERIFIER = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+RFC_7636_CHALLENGE = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+
+
+def test_the_s256_challenge_is_the_one_rfc_7636_appendix_b_gives() -> None:
+    assert s256_challenge(RFC_7636_VERIFIER) == RFC_7636_CHALLENGE
+    assert pkce_verifier_matches(RFC_7636_VERIFIER, RFC_7636_CHALLENGE)
+    assert not pkce_verifier_matches(RFC_7636_VERIFIER[:-1] + "x", RFC_7636_CHALLENGE)
+
+
+@pytest.mark.parametrize(("length", "matches"), [(42, False), (43, True), (128, True), (129, False)])
+def test_a_verifier_matches_only_when_it_is_43_to_128_characters(length: int, matches: bool) -> None:
+    # RFC 7636 §4.1: even a verifier whose digest is the challenge is refused outside that length.
+    verifier = ("a" * length)[:length]
+    assert pkce_verifier_matches(verifier, s256_challenge(verifier)) is matches
+
+
+def test_a_verifier_with_characters_outside_the_unreserved_set_never_matches() -> None:
+    verifier = "a" * 42 + "+"
+    assert not pkce_verifier_matches(verifier, s256_challenge(verifier))
+
+
+@pytest.mark.parametrize(
+    ("challenge", "valid"),
+    [
+        (RFC_7636_CHALLENGE, True),
+        (RFC_7636_CHALLENGE[:-1], False),
+        (RFC_7636_CHALLENGE + "A", False),
+        (RFC_7636_CHALLENGE[:-1] + "=", False),
+        ("plain-verifier-" * 3, False),
+    ],
+)
+def test_a_code_challenge_must_be_43_characters_of_unpadded_base64url(challenge: str, valid: bool) -> None:
+    assert is_code_challenge(challenge) is valid
+
+
+def test_a_redirect_keeps_the_query_the_client_registered() -> None:
+    assert add_query("https://a.example/cb?tenant=7", [("code", "c 1"), ("state", "s")]) == (
+        "https://a.example/cb?tenant=7&code=c+1&state=s"
+    )
+
+
+@pytest.mark.parametrize(
+    ("url", "absolute"),
+    [
+        ("https://a.example/x", True),
+        ("https://a.example/x#frag", False),
+        ("https://user:pw@a.example/x", False),
+        ("/relative", False),
+    ],
+)
+def test_only_absolute_urls_without_userinfo_or_fragment_pass(url: str, absolute: bool) -> None:
+    assert is_absolute_url(url) is absolute
+
+
+def test_scopes_are_read_in_order_once_each_and_written_space_separated() -> None:
+    assert scope_list("b a b c") == ["b", "a", "c"]
+    assert scope_list(None) == [] and scope_list("") == []
+    assert scope_string(["a", "b"]) == "a b"

@@ -6,12 +6,14 @@ In-process (httpx2.ASGITransport) against the demo shop at https://gw.example, a
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from typing import Any
 
 import httpx2
 import pytest
 
 from oauth import ConfigError, OAuthConfig, PreregisteredClient
+from oauth.clients import AUTH_METHODS, Client, redirect_uri_problem
 from tests.oauth.conftest import REDIRECT_URI, SECRET, Browser, Site, query
 from tests.oauth.test_attacks import BASE, authorize_url, new_verifier, register, site_and_web
 
@@ -349,3 +351,101 @@ async def test_registration_metadata_the_rfc_7591_rules_refuse_names_the_field(
         response = await register(web, **metadata)
     assert (response.status_code, response.json()["error"]) == (400, "invalid_client_metadata")
     assert response.json()["error_description"].startswith(f"the field {field!r} is not acceptable: ")
+
+
+# Which redirect URIs a client may register, and which one a request gets (OAuth 2.1 §2.3.1, RFC 8252 §7)
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "https://claude.ai/api/mcp/auth_callback",
+        "https://a.example:8443/cb?tenant=1",
+        "http://localhost/cb",
+        "http://127.0.0.1:33418/cb",
+        "http://[::1]/cb",
+        "cursor://anysphere.cursor-retrieval/oauth/callback",
+        "com.example.app:/oauth2redirect",
+    ],
+)
+def test_https_loopback_http_and_native_app_redirect_uris_are_allowed(uri: str) -> None:
+    assert redirect_uri_problem(uri) is None
+
+
+@pytest.mark.parametrize(
+    ("uri", "problem"),
+    [
+        ("", "redirect URI '' is not a non-empty string"),
+        (7, "redirect URI 7 is not a non-empty string"),
+        ("https://a.example/" + "x" * 1983, "a redirect URI is longer than 2000 characters"),
+        ("https://a.example/a b", "holds whitespace, control or non-ASCII characters; percent-encode them"),
+        ("https://a.example/\x7f", "holds whitespace, control or non-ASCII characters"),
+        ("https://a.example/é", "holds whitespace, control or non-ASCII characters"),
+        ("/cb", "redirect URI '/cb' has no scheme; give an absolute URL"),
+        ("JavaScript:alert(1)", "uses the 'javascript' scheme, which is never allowed"),
+        ("wss://a.example/cb", "uses the 'wss' scheme, which is never allowed"),
+        ("https://a.example/cb#x", "has a fragment, which a redirect URI must not have"),
+        ("https://u@a.example/cb", "holds user info, which a redirect URI must not have"),
+        ("https://:p@a.example/cb", "holds user info"),
+        ("https://a.example:99999/cb", "has a port that is not a number from 0 to 65535"),
+        ("https:///cb", "must be an absolute URL with a host"),
+        ("http://a.example/cb", "uses plain http on a host other than localhost; use https"),
+        ("com.example.app:cb", "a native app's URI is scheme:/path (RFC 8252 §7.1), like com.example.app:/cb"),
+    ],
+)
+def test_a_redirect_uri_that_could_be_abused_is_refused_saying_why(uri: object, problem: str) -> None:
+    found = redirect_uri_problem(uri)
+    assert found is not None and problem in found
+
+
+def test_a_2000_character_redirect_uri_is_the_longest_allowed() -> None:
+    uri = "https://a.example/" + "x" * 1982
+    assert len(uri) == 2000 and redirect_uri_problem(uri) is None
+
+
+TWO = Client(client_id="c", redirect_uris=("https://a.example/cb", "http://127.0.0.1:5000/cb?x=1"))
+
+
+def test_a_request_gets_the_registered_uri_it_names_or_none() -> None:
+    one = Client(client_id="c", redirect_uris=("https://a.example/cb",))
+    assert (one.redirect_uri(None), TWO.redirect_uri(None)) == ("https://a.example/cb", None)
+    assert TWO.redirect_uri("https://a.example/cb") == "https://a.example/cb"
+    assert TWO.redirect_uri("https://a.example/cb/") is None
+    assert TWO.redirect_uri("https://a.example:443/cb") is None
+
+
+def test_a_loopback_redirect_uri_may_differ_only_in_its_port() -> None:
+    # RFC 8252 §7.3: a native app listens on whatever port it got.
+    assert TWO.redirect_uri("http://127.0.0.1:61000/cb?x=1") == "http://127.0.0.1:61000/cb?x=1"
+    assert TWO.redirect_uri("http://127.0.0.1/cb?x=1") == "http://127.0.0.1/cb?x=1"
+    assert TWO.redirect_uri("http://127.0.0.1:61000/cb?x=2") is None
+    assert TWO.redirect_uri("http://127.0.0.1:61000/other?x=1") is None
+    assert TWO.redirect_uri("http://localhost:5000/cb?x=1") is None
+    assert TWO.redirect_uri("https://127.0.0.1:5000/cb?x=1") is None
+
+
+def test_a_client_is_shown_by_its_name_or_else_its_id() -> None:
+    assert (TWO.display_name, replace(TWO, name="Claude").display_name) == ("c", "Claude")
+
+
+def test_a_client_record_round_trips_and_old_records_get_the_defaults() -> None:
+    client = Client(
+        client_id="c",
+        redirect_uris=("https://a/cb",),
+        name="N",
+        auth_method="client_secret_post",
+        secret_hash="h",
+        source="document",
+    )
+    assert Client.from_record(client.to_record()) == client
+    old = Client.from_record({"client_id": "c", "redirect_uris": ["https://a/cb"]})
+    assert (old.name, old.auth_method, old.secret_hash, old.source) == ("", "none", None, "registered")
+
+
+def test_a_client_accepts_only_the_method_it_registered_and_a_configured_one_either_secret_method() -> None:
+    basic_client = replace(TWO, auth_method="client_secret_basic", secret_hash="h")
+    configured = replace(basic_client, source="configured")
+    assert [basic_client.accepts(m) for m in AUTH_METHODS] == [False, True, False]
+    assert [configured.accepts(m) for m in AUTH_METHODS] == [False, True, True]
+    assert [replace(TWO, source="configured").accepts(m) for m in AUTH_METHODS] == [True, False, False]
+    assert not TWO.secret_matches("anything") and not basic_client.secret_matches("")

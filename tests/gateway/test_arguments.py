@@ -1,0 +1,135 @@
+"""`argument_problems`: what is wrong with a call's arguments, in one wording, naming the argument at fault; and
+`oversized`, the bound on how much one call may send to be checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+
+from gateway.arguments import ArgumentProblem, argument_problems, oversized, schema_message
+
+
+def problems(schema: dict[str, Any], args: dict[str, Any]) -> list[tuple[str, str]]:
+    found = argument_problems(jsonschema.Draft202012Validator(schema), args)
+    return [(problem.arg, problem.text) for problem in found]
+
+
+SIGNATURE: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "owner": {"type": "string"},
+        "repo": {"type": "string"},
+        "item": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+            "required": ["name"],
+            "additionalProperties": False,
+        },
+    },
+    "required": ["owner", "repo"],
+    "additionalProperties": False,
+}
+
+
+def test_missing_arguments_are_named_each_at_the_top_level() -> None:
+    assert problems(SIGNATURE, {"owner": "o"}) == [("repo", "missing required argument 'repo'")]
+    assert problems(SIGNATURE, {}) == [
+        ("owner", "missing required argument 'owner'"),
+        ("repo", "missing required argument 'repo'"),
+    ]
+
+
+def test_a_missing_nested_field_is_named_by_its_path_and_blames_its_top_argument() -> None:
+    found = problems(SIGNATURE, {"owner": "o", "repo": "r", "item": {}})
+    assert found == [("item", "missing required argument 'item.name'")]
+
+
+def test_an_unknown_argument_lists_the_allowed_names() -> None:
+    found = problems(SIGNATURE, {"owner": "o", "repo": "r", "colour": 1})
+    assert found == [("colour", "unknown argument 'colour' (allowed: item, owner, repo)")]
+    nested = problems(SIGNATURE, {"owner": "o", "repo": "r", "item": {"name": "n", "size": 2}})
+    assert nested == [("item", "unknown argument 'item.size' (allowed: name, tags)")]
+
+
+def test_an_unknown_argument_of_a_function_without_arguments_says_none_are_allowed() -> None:
+    assert problems({"type": "object", "additionalProperties": False}, {"x": 1}) == [
+        ("x", "unknown argument 'x' (allowed: none)")
+    ]
+
+
+def test_the_allowed_names_are_cut_at_twenty_five_and_the_rest_counted() -> None:
+    names = [f"p{n:02}" for n in range(30)]
+    schema = {"type": "object", "properties": {name: {} for name in names}, "additionalProperties": False}
+    ((_, text),) = problems(schema, {"zz": 1})
+    assert text == f"unknown argument 'zz' (allowed: {', '.join(names[:25])}, … 5 more)"
+    exactly = {"type": "object", "properties": {name: {} for name in names[:25]}, "additionalProperties": False}
+    assert problems(exactly, {"zz": 1}) == [("zz", f"unknown argument 'zz' (allowed: {', '.join(names[:25])})")]
+
+
+def test_names_refused_by_pattern_properties_get_the_validators_own_wording() -> None:
+    schema = {"type": "object", "patternProperties": {"^x-": {}}, "additionalProperties": False}
+    ((arg, text),) = problems(schema, {"y": 1})
+    assert arg == "args" and text.startswith("arguments: ") and "'y'" in text
+
+
+def test_a_wrong_type_deep_inside_names_the_path_with_indexes() -> None:
+    found = problems(SIGNATURE, {"owner": "o", "repo": "r", "item": {"name": "n", "tags": ["a", 2]}})
+    assert found == [("item", "argument 'item.tags[1]': 2 is not of type 'string'")]
+
+
+def test_arguments_that_are_wrong_as_a_whole_are_blamed_on_args() -> None:
+    assert problems({"type": "object", "maxProperties": 1}, {"a": 1, "b": 2}) == [
+        ("args", "arguments: {'a': 1, 'b': 2} has too many properties")
+    ]
+
+
+def test_problems_come_in_order_of_where_they_are_and_each_once() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"b": {"type": "string"}, "a": {"type": "string", "maxLength": 1}},
+        "allOf": [{"properties": {"a": {"type": "string"}}}],
+    }
+    found = problems(schema, {"b": 1, "a": 2})
+    assert found == [
+        ("a", "argument 'a': 2 is not of type 'string'"),
+        ("b", "argument 'b': 1 is not of type 'string'"),
+    ]
+    assert all(
+        isinstance(problem, ArgumentProblem)
+        for problem in argument_problems(jsonschema.Draft202012Validator(schema), {"a": 2})
+    )
+
+
+def test_a_long_offending_value_is_cut_short_and_its_length_given() -> None:
+    value = "a" * 100
+    ((_, text),) = problems({"type": "object", "properties": {"s": {"maxLength": 3}}}, {"s": value})
+    assert text == f"argument 's': {repr(value)[:60]}… (102 characters) is too long"
+
+
+def test_a_value_of_sixty_characters_is_quoted_whole() -> None:
+    value = "a" * 58  # 60 characters with its quotes
+    ((_, text),) = problems({"type": "object", "properties": {"s": {"maxLength": 3}}}, {"s": value})
+    assert text == f"argument 's': {value!r} is too long"
+
+
+def test_a_long_message_is_cut_at_its_limit_with_an_ellipsis() -> None:
+    schema = {"enum": ["x" * 400]}
+    error = next(iter(jsonschema.Draft202012Validator(schema).iter_errors("y")))
+    cut = schema_message(error)
+    assert len(cut) == 300 and cut.endswith("…") and cut[:-1] == error.message[:299]
+    assert schema_message(error, limit=len(error.message)) == error.message
+
+
+def test_arguments_of_exactly_the_limit_are_checked_and_one_more_value_is_refused() -> None:
+    # The object itself, then one key and one value per entry.
+    assert oversized({"a": 1, "b": 2}, limit=5) is None
+    assert oversized({"a": 1, "b": 2}, limit=4) == (
+        "the arguments hold more than 4 values; send less per call (a page, a batch)"
+    )
+    assert oversized([1, [2, 3]], limit=5) is None
+    assert oversized([1, [2, 3]], limit=4) is not None
+    assert oversized(list(range(20_000))) == (
+        "the arguments hold more than 20,000 values; send less per call (a page, a batch)"
+    )
+    assert oversized(list(range(19_999))) is None
