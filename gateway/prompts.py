@@ -151,7 +151,8 @@ class _Served:
 class PromptSet:
     """The prompts of one endpoint: listed in pages, filled in with checked arguments, completed by prefix.
 
-    `vocabularies` gives the names of each `Vocabulary` (the catalog's modules, functions and terms). `renderers`
+    `vocabularies` gives the names of each `Vocabulary` (the catalog's modules, functions and terms; None takes
+    any value and completes nothing). `renderers`
     replaces the template of a prompt by name with a function of its arguments (the built-in prompts' listings);
     it may raise RequestError for values it cannot use.
     """
@@ -160,7 +161,7 @@ class PromptSet:
         self,
         prompts: Sequence[Prompt],
         *,
-        vocabularies: Mapping[str, Callable[[], Sequence[str]]] | None = None,
+        vocabularies: Mapping[str, Callable[[], Sequence[str] | None]] | None = None,
         renderers: Mapping[str, Renderer] | None = None,
         page_size: int = PAGE_SIZE,
     ) -> None:

@@ -33,6 +33,7 @@ from gateway.resources import Resource, ResourceEntry, ResourceSet, ResourceTemp
 from gateway.tools import _MAX_MODULES_IN_INSTRUCTIONS
 
 if TYPE_CHECKING:
+    from catalog.model import Catalog
     from gateway.app import Gateway
 
 __all__ = [
@@ -63,9 +64,18 @@ def _unknown(error: UnknownNameError, template: str) -> RequestError:
 
 
 def catalog_resources(gateway: Gateway) -> ResourceSet:
-    """The resources of `gateway`: overview, reference page (when served), snapshot, modules, functions, terms."""
+    """The resources of `gateway`: overview, reference page (when served), snapshot, modules, functions, terms.
+
+    With a per-caller surface (`visible`, `scopes`), a module, function or term is read from the caller's own
+    view, and what would show every caller the whole catalog is left out: the per-entry listing, the names
+    completions offer, the reference page and the snapshot.
+    """
     catalog = gateway.catalog
     api = catalog.title.strip() or gateway.name
+    per_caller = gateway.surface.active
+
+    def view(request: RequestInfo) -> Catalog:
+        return gateway.surface.view(request).catalog if per_caller else catalog
 
     async def overview(request: RequestInfo) -> str:
         text = gateway.instructions
@@ -88,19 +98,21 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
 
     async def module(values: Mapping[str, str], request: RequestInfo) -> str:
         try:
-            return search(catalog, module=values["module"]).text
+            return search(view(request), module=values["module"]).text
         except UnknownNameError as error:
             raise _unknown(error, MODULE_TEMPLATE) from None
 
     async def function(values: Mapping[str, str], request: RequestInfo) -> str:
+        seen = view(request)
         try:
-            return describe_function(catalog, catalog.function(values["function"]))
+            return describe_function(seen, seen.function(values["function"]))
         except UnknownNameError as error:
             raise _unknown(error, FUNCTION_TEMPLATE) from None
 
     async def term(values: Mapping[str, str], request: RequestInfo) -> str:
+        seen = view(request)
         try:
-            return explain_term(catalog, catalog.term(values["term"]))
+            return explain_term(seen, seen.term(values["term"]))
         except UnknownNameError as error:
             raise _unknown(error, TERM_TEMPLATE) from None
 
@@ -114,7 +126,7 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             read=overview,
         )
     ]
-    if gateway.reference_path is not None:
+    if gateway.reference_path is not None and not per_caller:
         fixed.append(
             Resource(
                 uri=REFERENCE_URI,
@@ -125,15 +137,20 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
                 read=reference,
             )
         )
-    fixed.append(
-        Resource(
-            uri=SNAPSHOT_URI,
-            name="snapshot",
-            title=f"{api}: surface snapshot",
-            description="Everything agents see, as the JSON file `mcp-gateway snapshot check` commits and compares.",
-            mime_type="application/json",
-            read=snapshot,
-        )
+    fixed.extend(
+        ()
+        if per_caller
+        else [
+            Resource(
+                uri=SNAPSHOT_URI,
+                name="snapshot",
+                title=f"{api}: surface snapshot",
+                description="Everything agents see, as the JSON file `mcp-gateway snapshot check` commits and "
+                "compares.",
+                mime_type="application/json",
+                read=snapshot,
+            )
+        ]
     )
 
     def module_entries() -> Sequence[ResourceEntry]:
@@ -180,8 +197,8 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             description="The functions of one module, one line each, as search_functions lists them.",
             mime_type=_TEXT,
             read=module,
-            complete={"module": lambda: [item.name for item in catalog.modules]},
-            entries=module_entries,
+            complete={"module": lambda: [] if per_caller else [item.name for item in catalog.modules]},
+            entries=None if per_caller else module_entries,
         ),
         ResourceTemplate(
             uri_template=FUNCTION_TEMPLATE,
@@ -190,8 +207,8 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             description="How to call one function (module.function), as describe_function describes it.",
             mime_type=_TEXT,
             read=function,
-            complete={"function": lambda: [item.name for item in catalog.functions()]},
-            entries=function_entries,
+            complete={"function": lambda: [] if per_caller else [item.name for item in catalog.functions()]},
+            entries=None if per_caller else function_entries,
         ),
         ResourceTemplate(
             uri_template=TERM_TEMPLATE,
@@ -200,16 +217,21 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             description="What one data type or concept means, as explain_term explains it.",
             mime_type=_TEXT,
             read=term,
-            complete={"term": lambda: [item.name for item in catalog.terms]},
-            entries=term_entries,
+            complete={"term": lambda: [] if per_caller else [item.name for item in catalog.terms]},
+            entries=None if per_caller else term_entries,
         ),
     ]
     return ResourceSet(fixed, templates)
 
 
 def gateway_prompts(gateway: Gateway, operator: Sequence[Prompt] = ()) -> PromptSet:
-    """The built-in prompts of `gateway`, then the operator's; the catalog's names complete their arguments."""
+    """The built-in prompts of `gateway`, then the operator's; the catalog's names complete their arguments.
+
+    With a per-caller surface, the catalog's names neither complete nor check prompt arguments (they would show
+    every caller every name) and `explore_module`, which lists a module's functions, is not served.
+    """
     catalog = gateway.catalog
+    per_caller = gateway.surface.active
     api = catalog.title.strip() or gateway.name
     scripts = gateway.scripts is not None
 
@@ -254,12 +276,15 @@ def gateway_prompts(gateway: Gateway, operator: Sequence[Prompt] = ()) -> Prompt
         ),
     ]
     renderers: dict[str, Renderer] = {"work_with_api": work_with, "explore_module": explore}
+    if per_caller:
+        builtin = [prompt for prompt in builtin if prompt.name != "explore_module"]
+        del renderers["explore_module"]
     return PromptSet(
         [*builtin, *operator],
         vocabularies={
-            "modules": lambda: [item.name for item in catalog.modules],
-            "functions": lambda: [item.name for item in catalog.functions()],
-            "terms": lambda: [item.name for item in catalog.terms],
+            "modules": lambda: None if per_caller else [item.name for item in catalog.modules],
+            "functions": lambda: None if per_caller else [item.name for item in catalog.functions()],
+            "terms": lambda: None if per_caller else [item.name for item in catalog.terms],
         },
         renderers=renderers,
     )

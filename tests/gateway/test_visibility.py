@@ -200,3 +200,27 @@ async def test_oauth_scopes_mapped_to_functions_are_enforced_per_call() -> None:
         customers = await wide.call_tool("call_function", {"name": "customers.list_customers", "args": {}})
         assert not customers.is_error
     await server.aclose()
+
+
+async def test_resources_prompts_and_completions_show_a_caller_only_its_own_functions() -> None:
+    app, gateway = make_gateway(visible=admins_see_customers)
+    async with gateway.lifespan(), connect(app, ADMIN_KEY) as admin, connect(app, MEMBER_KEY) as member:
+        listed = [str(resource.uri) for resource in (await member.list_resources()).resources]
+        assert all("customers" not in uri for uri in listed)
+        assert "catalog://snapshot" not in listed and "catalog://reference" not in listed
+
+        mine = await member.read_resource("catalog://functions/orders.get_order")
+        assert "orders.get_order" in mine.contents[0].text  # type: ignore[union-attr]
+        with pytest.raises(MCPError) as hidden:
+            await member.read_resource("catalog://functions/customers.get_customer")
+        message = hidden.value.error.message.replace("'customers.get_customer'", "the name")
+        assert "customers." not in message  # the closest names come from the caller's own functions
+        theirs = await admin.read_resource("catalog://functions/customers.get_customer")
+        assert "customers.get_customer" in theirs.contents[0].text  # type: ignore[union-attr]
+
+        template = types.ResourceTemplateReference(type="ref/resource", uri="catalog://functions/{function}")
+        completed = await member.complete(template, {"name": "function", "value": "cust"})
+        assert completed.completion.values == []
+
+        prompts = [prompt.name for prompt in (await member.list_prompts()).prompts]
+        assert "explore_module" not in prompts and "work_with_api" in prompts
