@@ -8,12 +8,13 @@ TOOLS_STAMP := .tools/.installed
 
 .PHONY: serve test lint typecheck unit mutation clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# quickjs 1.x ships the same `_quickjs` module as quickjs-ng and would shadow it in an older venv.
 	$(BIN)/python -m pip uninstall --quiet --yes quickjs
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	# The runtime dependencies at the versions the image installs (scripts/lock writes constraints.txt).
+	$(BIN)/python -m pip install --quiet -e '.[dev]' -c constraints.txt
 	touch $(STAMP)
 
 # Node 22, MCP's conformance suite and Inspector, for the protocol tests (scripts/install-node-tools).
