@@ -242,7 +242,7 @@ async def test_a_tool_call_is_a_span_under_the_incoming_traceparent_and_the_app_
     assert seen == [f"00-{TRACE_ID}-{rest.context.span_id:016x}-01"]
     for span in spans.values():
         assert ADMIN_KEY not in str(span.to_json())
-        # Not a hex digit string: the caller hash (16 hex digits) could hold a short number by chance.
+        # A long value: the caller hash (16 hex digits) holds a two-digit number by chance now and then.
         assert "987654321" not in str(dict(span.attributes or {}).values())
 
 
