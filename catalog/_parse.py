@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from catalog._collector import collector_paused
 from catalog.errors import DocumentError
 
 __all__ = ["RefScan", "parse_text"]
@@ -121,10 +122,28 @@ def _ascii_json(data: bytes) -> bytes:
     four bytes per character, 52 MB, while it is parsed). Invalid UTF-8 is left for json.loads to report."""
     if data.isascii():
         return data
+    # Non-ASCII is rare in real documents: only the chunks holding some go through the (slow) regex. A chunk ends
+    # at an ASCII byte, so no UTF-8 sequence is split.
+    parts: list[bytes] = []
+    start, size = 0, len(data)
     try:
-        return _NON_ASCII.sub(lambda run: json.dumps(run[0].decode("utf-8"))[1:-1].encode("ascii"), data)
+        while start < size:
+            end = min(start + _CHUNK, size)
+            while end < size and data[end] >= 0x80:
+                end += 1
+            chunk = data[start:end]
+            parts.append(chunk if chunk.isascii() else _NON_ASCII.sub(_escaped, chunk))
+            start = end
     except UnicodeDecodeError:  # json.loads of the original reports the bad byte where it is in the document
         return data
+    return b"".join(parts)
+
+
+_CHUNK = 1 << 16
+
+
+def _escaped(run: re.Match[bytes]) -> bytes:
+    return json.dumps(run[0].decode("utf-8"))[1:-1].encode("ascii")
 
 
 def _utf8_or_text(data: bytes) -> bytes | str:
@@ -162,6 +181,13 @@ def _scan_json(text: str | bytes) -> RefScan:
 
 
 def _parse_yaml(text: str | bytes, location: str) -> tuple[Any, RefScan]:
+    """YAML, with the garbage collector paused: composing makes millions of node objects and no cycles
+    (a whole `catalog check` of Stripe's document: about 3.1 s with collections, 1.1-1.4 s without)."""
+    with collector_paused():
+        return _parse_yaml_text(text, location)
+
+
+def _parse_yaml_text(text: str | bytes, location: str) -> tuple[Any, RefScan]:
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:

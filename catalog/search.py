@@ -10,15 +10,13 @@ The index of a catalog is built on its first search and shared by every later on
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import gc
 import threading
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from catalog._collector import collector_paused
 from catalog._search_index import FunctionIndex
 from catalog._search_query import parse_query
 from catalog.errors import UnknownNameError, shown
@@ -98,27 +96,11 @@ _INDEXES_LOCK = threading.Lock()
 def _index_of(catalog: Catalog) -> FunctionIndex:
     index = _INDEXES.get(catalog)
     if index is None:
-        with _INDEXES_LOCK, _collector_paused():
+        with _INDEXES_LOCK, collector_paused():
             index = _INDEXES.get(catalog)
             if index is None:
                 index = _INDEXES[catalog] = FunctionIndex(catalog)
     return index
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building an index.
-
-    The catalog of a big document holds millions of objects; the index's many small allocations would trigger a
-    full collection over all of them (0.3 s for GitHub's) that finds nothing, since the index makes no cycles.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def search(catalog: Catalog, query: str | None = None, *, module: str | None = None, limit: int = 10) -> SearchResult:

@@ -836,3 +836,17 @@ def test_digitalocean_multifile_tree_loads_the_same_as_its_redocly_bundle() -> N
     }
     assert comparable(mine["components"]) == comparable(theirs["components"])
     assert all(ref.startswith("#/") for ref in refs_in(mine))
+
+
+@pytest.mark.parametrize("offset", [65_533, 65_534, 65_535, 65_536, 65_537])
+def test_non_ascii_text_anywhere_in_a_big_json_document_is_read_as_written(tmp_path: Path, offset: int) -> None:
+    # JSON is parsed from ASCII-escaped chunks of 64 KiB; the title's characters straddle the first chunk's end.
+    title = "\u00dcn\u00efcode API \U0001f600 \u2014 \u00df"
+    head = '{"openapi": "3.0.3", "paths": {}, "info": {"version": "1", "x-padding": "'
+    middle = '", "title": "'
+    padding = "p" * (offset - len(head) - len(middle))
+    text = f'{head}{padding}{middle}{title}"}}}}'
+    assert text.encode().index(title.encode()) == offset
+    path = tmp_path / "big.json"
+    path.write_bytes(text.encode())
+    assert load_document(str(path)).data["info"]["title"] == title
