@@ -23,7 +23,7 @@ from gateway.prompts import Prompt, PromptSet
 from gateway.resources import ResourceContents, ResourceEntry, ResourceSet, ResourceTemplate
 from gateway.toolspec import Content, ImageContent, TextContent
 
-__all__ = ["surface_handlers"]
+__all__ = ["surface_handlers", "wire_block"]
 
 InfoOf = Callable[[ServerRequestContext[Any]], RequestInfo]
 
@@ -122,7 +122,7 @@ def _prompt_handlers(prompts: PromptSet) -> dict[str, Any]:
             prompt, blocks = prompts.get(params.name, params.arguments)
         except RequestError as error:
             raise _refused(error) from None
-        messages = [types.PromptMessage(role="user", content=_wire_block(block)) for block in blocks]
+        messages = [types.PromptMessage(role="user", content=wire_block(block)) for block in blocks]
         return types.GetPromptResult(description=prompt.description, messages=messages)
 
     return {"on_list_prompts": on_list_prompts, "on_get_prompt": on_get_prompt}
@@ -188,7 +188,8 @@ def _wire_prompt(prompt: Prompt) -> types.Prompt:
     )
 
 
-def _wire_block(block: Content) -> types.ContentBlock:
+def wire_block(block: Content) -> types.ContentBlock:
+    """The MCP content block of one of our content values (tool results and prompt messages alike)."""
     if isinstance(block, TextContent):
         return types.TextContent(text=block.text)
     if isinstance(block, ImageContent):

@@ -17,10 +17,12 @@ logged, counted or put on spans; every label value comes from the tool list, the
 
 from __future__ import annotations
 
+import functools
 import hmac
 import logging
 import secrets
 import time
+import typing
 from collections.abc import Mapping
 from contextvars import ContextVar, Token
 from dataclasses import replace
@@ -65,27 +67,17 @@ _SCRIPT_OUTCOMES: Final = frozenset(
 _KILLS: Final = frozenset({"result", "timeout", "memory", "stalled", "crashed"})
 _LOGIN_OUTCOMES: Final = frozenset({"accepted", "refused", "limited", "allowed", "denied"})
 _OAUTH_ENDPOINTS: Final = frozenset({"authorize", "token", "revoke", "register", "resource"})
-#: oauth.errors.ErrorCode, and the resource side's invalid_token and no_token.
-_OAUTH_ERRORS: Final = frozenset(
-    {
-        "invalid_request",
-        "invalid_client",
-        "invalid_grant",
-        "unauthorized_client",
-        "unsupported_grant_type",
-        "unsupported_response_type",
-        "unsupported_token_type",
-        "invalid_scope",
-        "invalid_target",
-        "access_denied",
-        "invalid_redirect_uri",
-        "invalid_client_metadata",
-        "server_error",
-        "temporarily_unavailable",
-        "invalid_token",
-        "no_token",
-    }
-)
+
+
+@functools.cache
+def _oauth_errors() -> frozenset[str]:
+    """oauth.errors.ErrorCode, and the resource side's invalid_token and no_token (read when OAuth first reports,
+    so that serving without OAuth never imports it)."""
+    from oauth.errors import ErrorCode
+
+    return frozenset({*typing.get_args(ErrorCode), "invalid_token", "no_token"})
+
+
 _MISSING_PROMETHEUS: Final = (
     "metrics_path needs the prometheus-client package: pip install 'openapi-mcp-gateway[metrics]' "
     "(or pip install prometheus-client), or leave metrics_path unset"
@@ -490,7 +482,7 @@ class OAuthCounters:
     def refusal(self, endpoint: str, error: str) -> None:
         """An OAuth request was refused at `endpoint` with the OAuth error code `error`."""
         endpoint = endpoint if endpoint in _OAUTH_ENDPOINTS else "other"
-        error = error if error in _OAUTH_ERRORS else "other"
+        error = error if error in _oauth_errors() else "other"
         metrics = self._observer.metrics
         if metrics is not None:
             metrics.oauth_refusals.labels(endpoint, error).inc()

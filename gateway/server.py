@@ -8,7 +8,6 @@ tools/call validates the arguments against the tool's input schema, runs the han
 
 from __future__ import annotations
 
-import base64
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -21,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 
 from catalog.errors import shown
 from gateway._quick_check import quick_check
-from gateway._surface_wire import surface_handlers
+from gateway._surface_wire import surface_handlers, wire_block
 from gateway.arguments import argument_problems, oversized
 from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
@@ -283,17 +282,7 @@ def _wire_tool(spec: ToolSpec) -> types.Tool:
 
 
 def _wire_result(result: ToolResult) -> types.CallToolResult:
-    content: list[types.ContentBlock] = []
-    for block in result.content:
-        if isinstance(block, TextContent):
-            content.append(types.TextContent(text=block.text))
-        elif isinstance(block, ImageContent):
-            content.append(types.ImageContent(data=base64.b64encode(block.data).decode(), mime_type=block.mime_type))
-        else:
-            resource = types.BlobResourceContents(
-                uri=block.uri, mime_type=block.mime_type, blob=base64.b64encode(block.blob).decode()
-            )
-            content.append(types.EmbeddedResource(resource=resource))
+    content = [wire_block(block) for block in result.content]
     return types.CallToolResult(content=content, structured_content=result.structured, is_error=result.is_error)
 
 
