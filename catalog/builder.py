@@ -680,9 +680,12 @@ def _route_qualifier(path: str, shortest: str, name: str) -> str:
 _NOISE_WORDS = frozenset({"api", "apis", "rest", "public"})
 
 
+_VERSION = re.compile(r"v\d+[a-z0-9]*", flags=re.IGNORECASE)
+
+
 def _version_segment(path: str) -> str | None:
     for segment in path.split("/"):
-        if re.fullmatch(r"v\d+[a-z0-9]*", segment, flags=re.IGNORECASE):
+        if _VERSION.fullmatch(segment):
             return segment.lower()
     return None
 

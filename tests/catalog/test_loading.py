@@ -108,6 +108,35 @@ def test_json_is_parsed_as_json_so_surrogate_pair_escapes_survive() -> None:
     assert load_document(text).data["info"]["title"] == "\U0001f680 launch"
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("123456789012345678901234567890", 123456789012345678901234567890),  # past 64 bits: stays an integer
+        ("18446744073709551615", 18446744073709551615),
+        ("-9223372036854775809", -9223372036854775809),
+        ("1.5", 1.5),
+        ('"\\u00e9t\u00e9"', "\u00e9t\u00e9"),
+        ('"\\ud800"', "\ud800"),  # a lone surrogate escape, as json.loads reads it
+    ],
+)
+def test_json_bytes_read_every_value_as_the_standard_library_does(value: str, expected: object) -> None:
+    text = f'{{"openapi": "3.1.0", "info": {{"title": "T", "version": "1"}}, "x-value": {value}}}'
+    document = load_document(text.encode())
+    assert document.data["x-value"] == expected
+    assert type(document.data["x-value"]) is type(expected)
+
+
+def test_json_bytes_with_nan_and_infinity_load_as_the_standard_library_reads_them() -> None:
+    text = b'{"openapi": "3.1.0", "info": {"title": "T", "version": "1"}, "x-range": [NaN, Infinity, -Infinity]}'
+    low, high, lowest = load_document(text).data["x-range"]
+    assert low != low and high == float("inf") and lowest == float("-inf")
+
+
+def test_invalid_json_bytes_are_refused_at_the_line_and_column_of_the_mistake() -> None:
+    with pytest.raises(DocumentError, match=r"invalid JSON in <bytes> at line 2, column 19"):
+        load_document(b'{"openapi": "3.1.0",\n "info": {"title" "T"}, "paths": {}, "x": [1, 2]}')
+
+
 def test_a_plain_mapping_is_neither_mutated_nor_copied() -> None:
     source: dict[str, Any] = {
         "openapi": "3.1.0",
