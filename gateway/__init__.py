@@ -36,9 +36,10 @@ if TYPE_CHECKING:
     from gateway.scripting import ScriptConfig
     from gateway.server import McpEndpoint
     from gateway.stdio import run_stdio
-    from gateway.streamable_http import StreamableHttpApp, TransportSecurity
+    from gateway.streamable_http import StreamableHttpApp
     from gateway.tasks import TaskConfig
     from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
+    from gateway.transport_security import TransportSecurity
     from gateway.visibility import Caller
 
 __all__ = [
@@ -97,7 +98,8 @@ _HOMES = {
     "gateway.scripting": ("ScriptConfig",),
     "gateway.server": ("McpEndpoint",),
     "gateway.stdio": ("run_stdio",),
-    "gateway.streamable_http": ("StreamableHttpApp", "TransportSecurity"),
+    "gateway.streamable_http": ("StreamableHttpApp",),
+    "gateway.transport_security": ("TransportSecurity",),
     "gateway.tasks": ("TaskConfig",),
     "gateway.visibility": ("Caller",),
     "gateway.toolspec": ("EmbeddedResource", "ImageContent", "TextContent", "ToolResult", "ToolSpec"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -34,15 +34,18 @@ from gateway.research import ResearchConfig, research_tools
 from gateway.routes import RouteReport, check_routes, mounted_prefixes, serves
 from gateway.scripting import ScriptConfig, ScriptTool
 from gateway.server import McpEndpoint
-from gateway.streamable_http import StreamableHttpApp, TransportSecurity
 from gateway.surface import catalog_resources, gateway_prompts
-from gateway.tasks import TaskConfig, Tasks
 from gateway.tools import ToolSet, instructions_for
 from gateway.toolspec import ToolResult, ToolSpec
+from gateway.transport_security import TransportSecurity
 from gateway.transports import AsgiTransport, Transport, UpstreamTransport
 from gateway.transports.upstream import shown_url
 from gateway.types import ErrorHook, ToolRunner
 from gateway.visibility import Credentials, ScopeMap, Surface, VisibleHook
+
+if TYPE_CHECKING:
+    from gateway.streamable_http import StreamableHttpApp
+    from gateway.tasks import TaskConfig, Tasks
 
 __all__ = ["Gateway"]
 
@@ -270,6 +273,8 @@ class Gateway:
         #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
         self.tasks: Tasks | None = None
         if config.tasks is not None:
+            from gateway.tasks import Tasks  # the MCP SDK's task types: imported only when tasks are served
+
             self.tasks = Tasks(config.tasks, self.endpoint)
             self.tasks.install()
             self.dispatcher.timeout_hint = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from catalog.composite import Composite, Concept
@@ -19,11 +19,13 @@ from gateway.errors import ConfigError
 from gateway.prompts import Prompt
 from gateway.research import ResearchConfig
 from gateway.scripting import ScriptConfig
-from gateway.tasks import TaskConfig
 from gateway.toolspec import ToolSpec
 from gateway.transports.upstream import shown_url
 from gateway.types import ErrorHook, ToolRunner
 from gateway.visibility import ScopeMap, VisibleHook
+
+if TYPE_CHECKING:
+    from gateway.tasks import TaskConfig
 
 __all__ = ["GatewayConfig"]
 

@@ -3,24 +3,22 @@
 The endpoint owns the protocol side of a tool call: tools/list shows the `ToolSpec`s with every annotation,
 tools/call validates the arguments against the tool's input schema, runs the handler, and turns its
 `ToolResult` (or its failure) into MCP content. The SDK negotiates every protocol version it knows, from the
-2024-11-05 initialize handshake to the 2026-07-28 per-request envelope (`server/discover`).
+2024-11-05 initialize handshake to the 2026-07-28 per-request envelope (`server/discover`). The SDK is imported
+when the endpoint is first served (`server`), not when it is built: building and snapshotting a gateway
+(`snapshot check`) never import it.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
-import mcp_types as types
-from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
 
 from catalog.errors import shown
 from gateway._quick_check import quick_check
-from gateway._surface_wire import surface_handlers, wire_block
 from gateway.arguments import argument_problems, oversized
 from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
@@ -28,9 +26,16 @@ from gateway.observability import Observer
 from gateway.progress import reporting
 from gateway.prompts import PromptSet
 from gateway.resources import ResourceSet
-from gateway.streamable_http import StreamableHttpApp, TransportSecurity, request_info
 from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec, validator_for
+from gateway.transport_security import TransportSecurity
 from gateway.types import Authenticator, ErrorHook, ToolHandler
+
+if TYPE_CHECKING:
+    import mcp_types as types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+
+    from gateway.streamable_http import StreamableHttpApp
 
 __all__ = ["HiddenTools", "McpEndpoint", "wire_result"]
 
@@ -54,9 +59,8 @@ class McpEndpoint:
     carrying its message; any other exception is logged, passed to `on_error`, and answered with a generic
     internal error, and the server goes on serving. `authenticate`, when given, checks each HTTP request's
     headers before the MCP layer sees it (see `gateway.tooling.Authenticator`). `resources` and `prompts`, when
-    given, are served too (with completion/complete for their template variables and arguments).
-    headers before the MCP layer sees it (see `gateway.tooling.Authenticator`). `observer` logs, counts and
-    traces each call (see `gateway.observability`; by default, a log line on `gateway.calls`).
+    given, are served too (with completion/complete for their template variables and arguments). `observer` logs,
+    counts and traces each call (see `gateway.observability`; by default, a log line on `gateway.calls`).
 
     Construction validates everything and raises `ConfigError` saying what to fix.
     """
@@ -114,21 +118,32 @@ class McpEndpoint:
         )
         #: Quick yeses for the common simple schemas; a "not sure" goes to the validator above.
         self._quick = {name: quick_check(specs[name].input_schema) for name in self._validators or {}}
-        self._wire_tools = [_wire_tool(spec) for spec in specs.values()]
         #: The resources and prompts served besides the tools (None: not served, the capability not declared).
         self.resources = resources
         self.prompts = prompts
-        self.server: Server[Any] = Server(
-            name,
-            version=version,
+
+    @functools.cached_property
+    def server(self) -> Server[Any]:
+        """The SDK's low-level server, for transports this package does not wrap; built (and the SDK imported)
+        on first use."""
+        from mcp.server.lowlevel import Server
+
+        from gateway._surface_wire import surface_handlers
+
+        return Server(
+            self.name,
+            version=self.version,
             instructions=self.instructions,
             on_list_tools=self._on_list_tools,
             on_call_tool=self._on_call_tool,
             # Lets the 2026-07-28 Mcp-Param-* header check find a schema without running tools/list per call.
             get_tool_input_schema=self._input_schema,
-            **surface_handlers(resources, prompts, _info_of),
+            **surface_handlers(self.resources, self.prompts, _info_of),
         )
-        """The SDK's low-level server, for transports this package does not wrap."""
+
+    @functools.cached_property
+    def _wire_tools(self) -> list[types.Tool]:
+        return [_wire_tool(spec) for spec in self._specs.values()]
 
     def tools(self) -> tuple[ToolSpec, ...]:
         """The tools in the order tools/list shows them."""
@@ -142,6 +157,8 @@ class McpEndpoint:
         self, *, security: TransportSecurity | None = None, max_body_bytes: int = 4 * 1024 * 1024
     ) -> StreamableHttpApp:
         """The streamable HTTP transport of this endpoint as an ASGI app; see `StreamableHttpApp`."""
+        from gateway.streamable_http import StreamableHttpApp
+
         return StreamableHttpApp(self, security=security or TransportSecurity(), max_body_bytes=max_body_bytes)
 
     async def call_tool(self, name: str, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
@@ -222,8 +239,10 @@ class McpEndpoint:
     async def _on_list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        import mcp_types as types
+
         if self._hidden_tools is not None:
-            info = request_info(ctx.request) if ctx.request is not None else _STDIO
+            info = _info_of(ctx)
             hidden = await self._hidden_tools(info)
             if hidden:
                 return types.ListToolsResult(tools=[tool for tool in self._wire_tools if tool.name not in hidden])
@@ -232,7 +251,7 @@ class McpEndpoint:
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        info = request_info(ctx.request) if ctx.request is not None else _STDIO
+        info = _info_of(ctx)
         meta = ctx.meta or {}
         if meta.get("progress_token", meta.get("progressToken")) is None:
             return _wire_result(await self.answer_call(params.name, params.arguments or {}, info))
@@ -247,6 +266,9 @@ class McpEndpoint:
         if name not in self._specs or await self._hidden(name, request):
             # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602). A tool
             # hidden from this caller is unknown to it, in the same words.
+            import mcp_types as types
+            from mcp.shared.exceptions import MCPError
+
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {shown(name)}; call tools/list for the tools this server has",
@@ -260,11 +282,15 @@ def wire_result(result: ToolResult) -> types.CallToolResult:
 
 
 def _info_of(ctx: ServerRequestContext[Any]) -> RequestInfo:
+    from gateway.streamable_http import request_info
+
     return request_info(ctx.request) if ctx.request is not None else _STDIO
 
 
 def _wire_tool(spec: ToolSpec) -> types.Tool:
     # The title goes in both places: `title` from 2025-06-18 on, `annotations.title` for 2025-03-26 clients.
+    import mcp_types as types
+
     return types.Tool(
         name=spec.name,
         title=spec.title,
@@ -282,6 +308,10 @@ def _wire_tool(spec: ToolSpec) -> types.Tool:
 
 
 def _wire_result(result: ToolResult) -> types.CallToolResult:
+    import mcp_types as types
+
+    from gateway._surface_wire import wire_block
+
     content = [wire_block(block) for block in result.content]
     return types.CallToolResult(content=content, structured_content=result.structured, is_error=result.is_error)
 

@@ -283,6 +283,23 @@ def test_catalog_commands_load_neither_the_mcp_sdk_nor_a_server_nor_an_http_clie
     assert loaded & heavy == set()
 
 
+def test_snapshot_check_builds_the_gateway_without_the_mcp_sdk_a_server_or_oauth(tmp_path: Path) -> None:
+    snapshot = tmp_path / "api.json"
+    check = ["snapshot", "check", str(snapshot), "--spec", PETSTORE, "--tool", "pet.add_pet"]
+    program = (
+        "import contextlib, io, sys\n"
+        "from gateway.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    codes = [main({[*check, '--update']!r}), main({check!r})]\n"
+        "print(codes, ' '.join(sorted({name.split('.')[0] for name in sys.modules})))\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=120)
+    codes, _, modules = ran.stdout.partition("] ")
+    assert codes == f"[{EXIT_OK}, {EXIT_OK}"
+    assert "gateway" in modules.split() and snapshot.exists()
+    assert set(modules.split()) & {"mcp", "mcp_types", "uvicorn", "authlib", "oauth"} == set()
+
+
 def test_strict_check_lists_the_documents_own_validation_errors_at_their_pointers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
