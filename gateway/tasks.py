@@ -57,7 +57,9 @@ class TaskConfig:
     several instances serve, a SQLite path); None keeps tasks in an in-memory SQLite database of this process.
     `timeout`: how long one call run as a task may take (the gateway's `timeout` still bounds calls without a
     task). `max_ttl`: the longest a task and its result are kept, in seconds (a client asks for less with
-    `ttl`). `poll_interval`: the polling interval suggested to clients, in seconds.
+    `ttl`). `poll_interval`: the polling interval suggested to clients, in seconds, and
+    how often the instance running a task reads its state in the store, to stop the call when a tasks/cancel
+    served by another instance cancelled it.
     """
 
     store: TokenStore | str | None = None
@@ -189,6 +191,7 @@ class Tasks:
         from gateway.server import wire_result
 
         token = CALL_TIMEOUT.set(self.config.timeout)
+        watcher = asyncio.get_running_loop().create_task(self._watch(f"{owner}:{task_id}", task_id))
         try:
             result = await self.endpoint.call_tool(name, arguments, request)
             payload = wire_result(result).model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -203,8 +206,26 @@ class Tasks:
             payload = {"content": [{"type": "text", "text": f"Internal error in {name}"}], "isError": True}
             status, message = "failed", f"{name} failed"
         finally:
+            watcher.cancel()
             CALL_TIMEOUT.reset(token)
         await self._finish(owner, task_id, status, message, payload, expires_at)
+
+    async def _watch(self, key: str, task_id: str) -> None:
+        """Cancel the call running here once the shared store says the task is cancelled (a tasks/cancel served by
+        another instance) or gone (expired): the store is read every `poll_interval` while the call runs."""
+        while True:
+            await anyio.sleep(self.config.poll_interval)
+            try:
+                record = await self.store.get("task", key)
+            except Exception:
+                # Boundary: a store that fails for a moment must not end the call; the next read may succeed.
+                logger.exception("reading the state of task %s failed", task_id)
+                continue
+            if record is None or record["status"] == "cancelled":
+                running = self._running.get(task_id)
+                if running is not None:
+                    running.cancel()
+                return
 
     async def _finish(
         self, owner: str, task_id: str, status: str, message: str, payload: Any, expires_at: float
@@ -212,8 +233,10 @@ class Tasks:
         key = f"{owner}:{task_id}"
         try:
             with anyio.CancelScope(shield=True):
-                record = await self.store.get("task", key)
-                if record is not None and record["status"] not in _TERMINAL:
+                # The claim makes the move to a terminal status atomic across instances: a tasks/cancel that
+                # claimed first wins, and a late result never overwrites `cancelled`.
+                record, first = await self.store.claim("task", key)
+                if first and record is not None and record["status"] not in _TERMINAL:
                     record.update(
                         status=status, statusMessage=message, lastUpdatedAt=_iso(self._clock()), result=payload
                     )
@@ -265,12 +288,20 @@ class Tasks:
         return payload
 
     async def _cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
-        key, record = await self._record(ctx, params.task_id)
-        if record["status"] in _TERMINAL:
+        key, _ = await self._record(ctx, params.task_id)
+        # Claimed, so that of a cancel and the running call's result (on this or another instance) one wins.
+        claimed, first = await self.store.claim("task", key)
+        record = claimed or {"status": "expired"}
+        if record["status"] in _TERMINAL or claimed is None:
             # MCP 2025-11-25 tasks: cancelling a task in a terminal status is -32602.
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Task {params.task_id!r} is already {record['status']}; only a working task can be cancelled",
+            )
+        if not first:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Task {params.task_id!r} is finishing right now; call tasks/get for its final status",
             )
         now = self._clock()
         record.update(status="cancelled", statusMessage="cancelled by the caller", lastUpdatedAt=_iso(now))

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 import pytest
@@ -210,5 +211,59 @@ async def test_two_instances_sharing_a_store_serve_each_others_tasks(store_url: 
         assert not answer.is_error
         listed = await other.session.send_request(types.ListTasksRequest(), types.ListTasksResult)
         assert [found.task_id for found in listed.tasks] == [task["taskId"]]
+    await first_store.aclose()
+    await second_store.aclose()
+
+
+class Waiting:
+    """A small app whose one endpoint waits on an event: it says when a call started and whether it was cancelled."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.release = anyio.Event()
+        self.cancelled = anyio.Event()
+        self.app = FastAPI()
+
+        @self.app.get("/wait", tags=["jobs"], operation_id="wait")
+        async def wait() -> dict[str, bool]:
+            self.started.set()
+            try:
+                await self.release.wait()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled.set()
+                raise
+            return {"released": True}
+
+    def gateway(self, store: Any) -> tuple[FastAPI, Gateway]:
+        app = FastAPI()
+        gateway = Gateway(app=self.app, tasks=TaskConfig(store=store, poll_interval=0.02))
+        gateway.mount(app, "/mcp")
+        return app, gateway
+
+
+async def test_a_cancel_served_by_another_instance_stops_the_call_and_no_late_result_overwrites_it(
+    store_url: str,
+) -> None:
+    waiting = Waiting()
+    first_store, second_store = open_store(store_url), open_store(store_url)
+    first_app, first = waiting.gateway(first_store)
+    second_app, second = waiting.gateway(second_store)
+    async with first.lifespan(), second.lifespan(), connect(second_app) as other:
+        task = await start_task(first_app, "call_function", {"name": "jobs.wait", "args": {}})
+        with anyio.fail_after(5):
+            await waiting.started.wait()
+        request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task["taskId"]))
+        assert (await other.session.send_request(request, types.CancelTaskResult)).status == "cancelled"
+        with anyio.fail_after(5):
+            await waiting.cancelled.wait()  # the first instance read the cancel from the store and stopped the call
+        waiting.release.set()
+        assert first.tasks is not None
+        ended = first.tasks._done.get(task["taskId"])
+        if ended is not None:  # the run has not yet recorded its end
+            with anyio.fail_after(5):
+                await ended.wait()
+        assert (await get(other, task["taskId"])).status == "cancelled"
+        with pytest.raises(MCPError, match="cancelled"):
+            await result(other, task["taskId"])
     await first_store.aclose()
     await second_store.aclose()
