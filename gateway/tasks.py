@@ -42,9 +42,14 @@ logger = logging.getLogger(__name__)
 
 #: The protocol version that has tasks in its core (2026-07-28 moved them to an extension).
 TASKS_VERSION: Final = "2025-11-25"
+#: The protocol version whose tasks are the `io.modelcontextprotocol/tasks` extension (SEP-2663).
+EXTENSION_VERSION: Final = "2026-07-28"
+EXTENSION: Final = "io.modelcontextprotocol/tasks"
+CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 _PAGE: Final = 50
+_CORE_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 #: Tools that only read the catalog answer at once: a task would add nothing.
 _INSTANT: Final = frozenset({"search_functions", "describe_function", "explain_term"})
 
@@ -125,8 +130,14 @@ class Tasks:
 
     async def _middleware(self, ctx: Any, call_next: Any) -> Any:
         params = ctx.params if isinstance(ctx.params, Mapping) else {}
+        if ctx.protocol_version == EXTENSION_VERSION:
+            return await self._extension(ctx, params, call_next)
+        if ctx.method in _CORE_METHODS and ctx.protocol_version != TASKS_VERSION:
+            # The SDK's method table admits the 2025-11-25 task methods at every earlier version too.
+            raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
         if ctx.method == "tools/call" and params.get("task") is not None and ctx.protocol_version == TASKS_VERSION:
-            return await self._create(ctx, params)
+            asked = params["task"].get("ttl") if isinstance(params["task"], Mapping) else None
+            return {"task": _public(await self._create(ctx, params, asked))}
         result = await call_next(ctx)
         if not isinstance(result, dict):
             return result
@@ -140,7 +151,42 @@ class Tasks:
                     tool["execution"] = {"taskSupport": "optional"}
         return result
 
-    async def _create(self, ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    async def _extension(self, ctx: Any, params: Mapping[str, Any], call_next: Any) -> Any:
+        """The 2026-07-28 wire: tasks as the `io.modelcontextprotocol/tasks` extension (SEP-2663).
+
+        A tools/call from a client that declared the extension in its per-request capabilities becomes a task
+        (the server's choice, per SEP-2663; catalog-only tools still answer at once); tasks/get, tasks/update and
+        tasks/cancel are served here, before the SDK's 2026-07-28 method table (which lacks them) refuses them;
+        tasks/result and tasks/list do not exist on this version and stay METHOD_NOT_FOUND.
+        """
+        method = ctx.method
+        if method == "tools/call" and _declares_extension(params) and params.get("name") not in _INSTANT:
+            record = await self._create(ctx, params, None)
+            return {"resultType": "task", **_extension_task(record)}
+        if method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            task_id = params.get("taskId")
+            if not isinstance(task_id, str):
+                raise MCPError(code=types.INVALID_PARAMS, message=f"{method} needs params.taskId, a string")
+            if method == "tasks/cancel":
+                # SEP-2663: cancelling is an acknowledged intent; a task already terminal stays as it is.
+                await self._cancel_task(ctx, task_id)
+                return {"resultType": "complete"}
+            _, record = await self._record(ctx, task_id)
+            if method == "tasks/update":
+                # SEP-2663: responses to keys not outstanding are ignored; these tasks never ask for input.
+                return {"resultType": "complete"}
+            return {"resultType": "complete", **_extension_task(record, detailed=True)}
+        if method in _CORE_METHODS:
+            # SEP-2663 drops tasks/result and tasks/list (the result is inline in tasks/get).
+            raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=method)
+        result = await call_next(ctx)
+        if method == "server/discover" and isinstance(result, dict):
+            capabilities = result.setdefault("capabilities", {})
+            capabilities.setdefault("extensions", {})[EXTENSION] = {}
+        return result
+
+    async def _create(self, ctx: Any, params: Mapping[str, Any], asked: object) -> dict[str, Any]:
+        """Store a working task for the tools/call `params` and start its call here; the stored record."""
         request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
         name = params.get("name")
         if not isinstance(name, str) or not await self.endpoint.offers(name, request):
@@ -151,7 +197,6 @@ class Tasks:
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise MCPError(code=types.INVALID_PARAMS, message="arguments must be an object")
-        asked = params["task"].get("ttl") if isinstance(params["task"], Mapping) else None
         ttl_ms = int(self.config.max_ttl * 1000)
         if isinstance(asked, int) and not isinstance(asked, bool) and 0 < asked < ttl_ms:
             ttl_ms = asked
@@ -176,7 +221,7 @@ class Tasks:
         self._running[task_id] = asyncio.get_running_loop().create_task(
             self._run(owner, task_id, name, arguments, request, expires_at)
         )
-        return {"task": _public(record)}
+        return record
 
     async def _index(self, owner: str, task_id: str, expires_at: float) -> None:
         # Read-modify-write: two tasks created at the same instant by one caller on two instances may race, and
@@ -288,29 +333,37 @@ class Tasks:
         return payload
 
     async def _cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
-        key, _ = await self._record(ctx, params.task_id)
-        # Claimed, so that of a cancel and the running call's result (on this or another instance) one wins.
-        claimed, first = await self.store.claim("task", key)
-        record = claimed or {"status": "expired"}
-        if record["status"] in _TERMINAL or claimed is None:
+        record, cancelled = await self._cancel_task(ctx, params.task_id)
+        if not cancelled:
             # MCP 2025-11-25 tasks: cancelling a task in a terminal status is -32602.
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Task {params.task_id!r} is already {record['status']}; only a working task can be cancelled",
             )
+        return _public(record)
+
+    async def _cancel_task(self, ctx: Any, task_id: str) -> tuple[dict[str, Any], bool]:
+        """Cancel the caller's task, here or on the instance running it; the record, and False when it had
+        already ended (or another instance is recording its end right now)."""
+        key, _ = await self._record(ctx, task_id)
+        # Claimed, so that of a cancel and the running call's result (on this or another instance) one wins.
+        claimed, first = await self.store.claim("task", key)
+        record = claimed or {"status": "expired"}
+        if record["status"] in _TERMINAL or claimed is None:
+            return record, False
         if not first:
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"Task {params.task_id!r} is finishing right now; call tasks/get for its final status",
+                message=f"Task {task_id!r} is finishing right now; call tasks/get for its final status",
             )
         now = self._clock()
         record.update(status="cancelled", statusMessage="cancelled by the caller", lastUpdatedAt=_iso(now))
         expires_at = _created(record) + record["ttl"] / 1000
         await self.store.put("task", key, record, expires_at=max(expires_at, now + 1))
-        running = self._running.get(params.task_id)
+        running = self._running.get(task_id)
         if running is not None:
             running.cancel()
-        return _public(record)
+        return record, True
 
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
         request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
@@ -345,3 +398,32 @@ def _public(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def _created(record: Mapping[str, Any]) -> float:
     return datetime.fromisoformat(str(record["createdAt"]).replace("Z", "+00:00")).timestamp()
+
+
+def _declares_extension(params: Mapping[str, Any]) -> bool:
+    """Whether the request's per-request client capabilities declare the tasks extension (SEP-2663)."""
+    meta = params.get("_meta")
+    capabilities = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
+    extensions = capabilities.get("extensions") if isinstance(capabilities, Mapping) else None
+    return isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
+
+
+def _extension_task(record: Mapping[str, Any], *, detailed: bool = False) -> dict[str, Any]:
+    """A task as the 2026-07-28 tasks extension shows it (SEP-2663 `Task`; `DetailedTask` when `detailed`).
+
+    A call whose result is a tool error is `completed` there (`failed` is kept for JSON-RPC errors, which a
+    task of this gateway never ends with), with the `CallToolResult` inline.
+    """
+    status = "completed" if record["status"] == "failed" and record["result"] is not None else record["status"]
+    task: dict[str, Any] = {
+        "taskId": record["taskId"],
+        "status": status,
+        "statusMessage": record["statusMessage"],
+        "createdAt": record["createdAt"],
+        "lastUpdatedAt": record["lastUpdatedAt"],
+        "ttlMs": record["ttl"],
+        "pollIntervalMs": record["pollInterval"],
+    }
+    if detailed and status == "completed":
+        task["result"] = record["result"]
+    return task

@@ -267,3 +267,119 @@ async def test_a_cancel_served_by_another_instance_stops_the_call_and_no_late_re
             await result(other, task["taskId"])
     await first_store.aclose()
     await second_store.aclose()
+
+
+# The 2026-07-28 envelope: tasks as the io.modelcontextprotocol/tasks extension (SEP-2663), raw JSON-RPC, since the
+# SDK client has no tasks extension.
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+def modern_meta(*, tasks: bool) -> dict[str, Any]:
+    capabilities: dict[str, Any] = {"extensions": {EXTENSION: {}}} if tasks else {}
+    return {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }
+
+
+async def modern(
+    app: FastAPI, method: str, params: dict[str, Any], *, tasks: bool = True, name: str | None = None
+) -> dict[str, Any]:
+    """One 2026-07-28 request over HTTP; the JSON-RPC answer."""
+    headers = {
+        "authorization": f"Bearer {ADMIN_KEY}",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+    }
+    name = name or params.get("name") or params.get("taskId")
+    if isinstance(name, str):
+        headers["mcp-name"] = name  # SEP-2663: tasks/* carry the task id there, for routing
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
+        response = await http.post(
+            URL,
+            json={"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": modern_meta(tasks=tasks)}},
+            headers=headers,
+        )
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+async def test_on_2026_07_28_the_server_declares_the_tasks_extension() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan():
+        discovered = await modern(app, "server/discover", {})
+    assert discovered["result"]["capabilities"]["extensions"][EXTENSION] == {}
+
+
+async def test_on_2026_07_28_a_call_becomes_a_task_only_for_a_client_that_declared_the_extension() -> None:
+    app, gateway = make_gateway(TaskConfig(timeout=10, poll_interval=0.25))
+    call = {"name": "call_function", "arguments": {"name": "debug.slow", "args": {"seconds": 0.1}}}
+    async with gateway.lifespan():
+        plain = await modern(app, "tools/call", call, tasks=False)
+        assert plain["result"]["resultType"] == "complete" and plain["result"]["structuredContent"] == {"slept": 0.1}
+
+        created = (await modern(app, "tools/call", call))["result"]
+        assert created["resultType"] == "task" and created["status"] == "working"
+        assert created["pollIntervalMs"] == 250 and created["ttlMs"] == 3_600_000 and "task" not in created
+        assert gateway.tasks is not None
+        ended = gateway.tasks._done.get(created["taskId"])
+        if ended is not None:
+            with anyio.fail_after(5):
+                await ended.wait()
+        done = (await modern(app, "tasks/get", {"taskId": created["taskId"]}))["result"]
+    assert done["resultType"] == "complete" and done["status"] == "completed"
+    assert done["result"]["structuredContent"] == {"slept": 0.1}
+
+
+async def test_on_2026_07_28_a_tool_error_is_a_completed_task_with_the_error_result_inline() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    call = {"name": "call_function", "arguments": {"name": "orders.get_order", "args": {"order_id": "nope"}}}
+    async with gateway.lifespan():
+        created = (await modern(app, "tools/call", call))["result"]
+        assert gateway.tasks is not None
+        ended = gateway.tasks._done.get(created["taskId"])
+        if ended is not None:
+            with anyio.fail_after(5):
+                await ended.wait()
+        done = (await modern(app, "tasks/get", {"taskId": created["taskId"]}))["result"]
+    assert done["status"] == "completed" and done["result"]["isError"] is True
+
+
+async def test_on_2026_07_28_cancel_and_update_are_acknowledged_and_list_and_result_do_not_exist() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    call = {"name": "call_function", "arguments": {"name": "debug.slow", "args": {"seconds": 5}}}
+    async with gateway.lifespan():
+        created = (await modern(app, "tools/call", call))["result"]
+        task_id = created["taskId"]
+        update = await modern(app, "tasks/update", {"taskId": task_id, "inputResponses": {"nope": {}}})
+        assert update["result"]["resultType"] == "complete"
+        assert (await modern(app, "tasks/cancel", {"taskId": task_id}))["result"]["resultType"] == "complete"
+        assert (await modern(app, "tasks/get", {"taskId": task_id}))["result"]["status"] == "cancelled"
+        again = await modern(app, "tasks/cancel", {"taskId": task_id})  # an intent: a terminal task stays as it is
+        assert again["result"]["resultType"] == "complete"
+        unknown = await modern(app, "tasks/get", {"taskId": "nope"})
+        assert unknown["error"]["code"] == types.INVALID_PARAMS
+        for method in ("tasks/list", "tasks/result"):
+            refused = await modern(app, method, {"taskId": task_id})
+            assert refused["error"]["code"] == types.METHOD_NOT_FOUND, method
+
+
+async def test_before_2026_07_28_tasks_update_does_not_exist_and_before_2025_11_25_no_tasks_method_does() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
+        codes = {}
+        for version, method in (
+            ("2025-11-25", "tasks/update"),
+            ("2025-06-18", "tasks/get"),
+            ("2025-06-18", "tasks/list"),
+        ):
+            response = await http.post(
+                URL,
+                json={"jsonrpc": "2.0", "id": 1, "method": method, "params": {"taskId": "x"}},
+                headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": version},
+            )
+            codes[version, method] = response.json()["error"]["code"]
+    assert set(codes.values()) == {types.METHOD_NOT_FOUND}, codes
