@@ -199,12 +199,15 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-def modern_entry(server: Any) -> Callable[[Scope, Receive, Send], Awaitable[None]] | None:
-    """The SDK's own single-exchange entry for 2026-07-28 requests (JSON answers, no SDK security settings, the
-    default lifespan's state), or None when this SDK has none (then the session manager serves them)."""
+def modern_entry(
+    server: Any, *, json_response: bool = True
+) -> Callable[[Scope, Receive, Send], Awaitable[None]] | None:
+    """The SDK's own single-exchange entry for 2026-07-28 requests (JSON answers, or with `json_response` False an
+    SSE answer once the handler sends a notification; no SDK security settings, the default lifespan's state), or
+    None when this SDK has none (then the session manager serves them)."""
     if _handle_modern_request is None:  # pragma: no cover - depends on the SDK version
         return None
-    return functools.partial(_handle_modern_request, server, None, True, {})
+    return functools.partial(_handle_modern_request, server, None, json_response, {})
 
 
 _PER_REQUEST_MANAGER: ContextVar[bool] = ContextVar("gateway_per_request_manager", default=False)
