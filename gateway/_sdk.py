@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
+import mcp_types as types
 from mcp.server.connection import Connection
 from mcp.server.runner import ServerRunner, serve_one
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -43,6 +44,7 @@ __all__ = [
     "modern_entry",
     "sdk_supported",
     "sdk_version",
+    "send_task_status",
     "serve_notification",
     "serve_request",
     "serve_with_manager",
@@ -197,6 +199,15 @@ def handshake_call_result(result: ToolResult) -> dict[str, Any] | None:
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
+
+
+async def send_task_status(session: Any, task: Mapping[str, Any]) -> None:
+    """Send `notifications/tasks/status` (MCP 2025-11-25 tasks) for `task`, a wire `Task`, on the session's own
+    channel. The SDK types the notification but leaves it out of its `ServerNotification` union, so it is passed
+    through the untyped door; the session only dumps and sends it."""
+    params = types.TaskStatusNotificationParams.model_validate(dict(task))
+    notification: Any = types.TaskStatusNotification(params=params)
+    await session.send_notification(notification)
 
 
 def modern_entry(

@@ -26,6 +26,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from gateway import _sdk
 from gateway.caller import RequestInfo
 from gateway.dispatcher import CALL_TIMEOUT
 from gateway.errors import ConfigError
@@ -109,6 +110,8 @@ class Tasks:
         self._clock = config.clock or time.time
         self._running: dict[str, asyncio.Task[None]] = {}
         self._done: dict[str, anyio.Event] = {}
+        #: The sessions to tell of a task's end (stdio, and other transports whose session outlives the request).
+        self._listeners: dict[str, Any] = {}
 
     def install(self) -> None:
         """Serve tasks/get, tasks/result, tasks/list and tasks/cancel, and intercept task-augmented calls."""
@@ -218,6 +221,10 @@ class Tasks:
         await self.store.put("task", f"{owner}:{task_id}", record, expires_at=expires_at)
         await self._index(owner, task_id, expires_at)
         self._done[task_id] = anyio.Event()
+        if request.transport == "stdio" and ctx.protocol_version == TASKS_VERSION and ctx.session is not None:
+            # MCP 2025-11-25 tasks: the receiver MAY send notifications/tasks/status. Only a session whose
+            # stream outlives this request can carry it: over stateless HTTP the CreateTaskResult ends the stream.
+            self._listeners[task_id] = ctx.session
         self._running[task_id] = asyncio.get_running_loop().create_task(
             self._run(owner, task_id, name, arguments, request, expires_at)
         )
@@ -286,7 +293,11 @@ class Tasks:
                         status=status, statusMessage=message, lastUpdatedAt=_iso(self._clock()), result=payload
                     )
                     await self.store.put("task", key, record, expires_at=expires_at)
+                    await self._tell(task_id, record)
+                elif record is not None and record["status"] == "cancelled":
+                    await self._tell(task_id, record)  # cancelled by a tasks/cancel another instance served
         finally:
+            self._listeners.pop(task_id, None)
             self._running.pop(task_id, None)
             done = self._done.pop(task_id, None)
             if done is not None:
@@ -360,10 +371,22 @@ class Tasks:
         record.update(status="cancelled", statusMessage="cancelled by the caller", lastUpdatedAt=_iso(now))
         expires_at = _created(record) + record["ttl"] / 1000
         await self.store.put("task", key, record, expires_at=max(expires_at, now + 1))
+        await self._tell(task_id, record)
         running = self._running.get(task_id)
         if running is not None:
             running.cancel()
         return record, True
+
+    async def _tell(self, task_id: str, record: Mapping[str, Any]) -> None:
+        """Send notifications/tasks/status for the task's new status to the session that created it, if any."""
+        session = self._listeners.pop(task_id, None)
+        if session is None:
+            return
+        try:
+            await _sdk.send_task_status(session, _public(record))
+        except Exception:
+            # A client gone away must not fail the task it asked for.
+            logger.debug("notifications/tasks/status for task %s could not be sent", task_id, exc_info=True)
 
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
         request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")

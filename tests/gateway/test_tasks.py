@@ -17,6 +17,8 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from pydantic import TypeAdapter
 
 from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
@@ -383,3 +385,53 @@ async def test_before_2026_07_28_tasks_update_does_not_exist_and_before_2025_11_
             )
             codes[version, method] = response.json()["error"]["code"]
     assert set(codes.values()) == {types.METHOD_NOT_FOUND}, codes
+
+
+# notifications/tasks/status on a session whose stream outlives the request (stdio's shape: the SDK server run over
+# a pair of streams), raw JSON-RPC since the SDK client validates tools/call answers as CallToolResult.
+
+
+@asynccontextmanager
+async def session(gateway: Gateway) -> AsyncIterator[tuple[Any, Any]]:
+    """The gateway's SDK server over memory streams, initialized at 2025-11-25: (send a message, next message)."""
+    server = gateway.endpoint.server
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[Any](10)
+    adapter: TypeAdapter[Any] = TypeAdapter(types.JSONRPCMessage)
+
+    async def send(message: dict[str, Any]) -> None:
+        await to_server.send(SessionMessage(adapter.validate_python(message)))
+
+    async def receive() -> dict[str, Any]:
+        with anyio.fail_after(5):
+            message = await from_server.receive()
+        dumped: dict[str, Any] = message.message.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+
+    async with to_server, server_in, server_out, from_server, anyio.create_task_group() as group:
+        group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
+        await send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+        await receive()
+        await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        yield send, receive
+        group.cancel_scope.cancel()
+
+
+async def test_over_a_session_the_client_is_told_when_its_task_completes_or_is_cancelled() -> None:
+    _, gateway = make_gateway(TaskConfig())
+    quick = {"name": "call_function", "arguments": {"name": "debug.slow", "args": {"seconds": 0}}, "task": {}}
+    slow = {**quick, "arguments": {"name": "debug.slow", "args": {"seconds": 5}}}
+    async with gateway.lifespan(), session(gateway) as (send, receive):
+        await send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": quick})
+        task = (await receive())["result"]["task"]
+        told = await receive()
+        assert told["method"] == "notifications/tasks/status"
+        assert told["params"]["taskId"] == task["taskId"] and told["params"]["status"] == "completed"
+
+        await send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": slow})
+        task = (await receive())["result"]["task"]
+        await send({"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel", "params": {"taskId": task["taskId"]}})
+        answers = [await receive(), await receive()]
+    told = next(answer for answer in answers if answer.get("method") == "notifications/tasks/status")
+    assert told["params"] == {**told["params"], "taskId": task["taskId"], "status": "cancelled"}
