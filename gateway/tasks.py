@@ -7,6 +7,12 @@ instance. Tasks belong to the caller who created them (a hash of its REST creden
 is unknown. The SDK defines the task types but dispatches none of these methods; they are added here as request
 handlers, and the `tasks` capability and each tool's `execution.taskSupport` through a server middleware, the
 SDK's own seams.
+
+On 2026-07-28 the same tasks speak the `io.modelcontextprotocol/tasks` extension (SEP-2663) instead: the
+middleware serves tasks/get, tasks/update and tasks/cancel there and answers a tools/call of a client that
+declared the extension with a task handle. The instance running a call watches the store, so a cancel served
+elsewhere stops it; a session that outlives the request (stdio) is sent `notifications/tasks/status` when its
+task ends.
 """
 
 from __future__ import annotations
