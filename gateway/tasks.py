@@ -171,7 +171,7 @@ class Tasks:
         method = ctx.method
         if method == "tools/call" and _declares_extension(params) and params.get("name") not in _INSTANT:
             record = await self._create(ctx, params, None)
-            return {"resultType": "task", **_extension_task(record)}
+            return self._stamped({"resultType": "task", **_extension_task(record)})
         if method in ("tasks/get", "tasks/update", "tasks/cancel"):
             task_id = params.get("taskId")
             if not isinstance(task_id, str):
@@ -179,12 +179,12 @@ class Tasks:
             if method == "tasks/cancel":
                 # SEP-2663: cancelling is an acknowledged intent; a task already terminal stays as it is.
                 await self._cancel_task(ctx, task_id)
-                return {"resultType": "complete"}
+                return self._stamped({"resultType": "complete"})
             _, record = await self._record(ctx, task_id)
             if method == "tasks/update":
                 # SEP-2663: responses to keys not outstanding are ignored; these tasks never ask for input.
-                return {"resultType": "complete"}
-            return {"resultType": "complete", **_extension_task(record, detailed=True)}
+                return self._stamped({"resultType": "complete"})
+            return self._stamped({"resultType": "complete", **_extension_task(record, detailed=True)})
         if method in _CORE_METHODS:
             # SEP-2663 drops tasks/result and tasks/list (the result is inline in tasks/get).
             raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=method)
@@ -193,6 +193,11 @@ class Tasks:
             capabilities = result.setdefault("capabilities", {})
             capabilities.setdefault("extensions", {})[EXTENSION] = {}
         return result
+
+    def _stamped(self, result: dict[str, Any]) -> dict[str, Any]:
+        """`result` with the `serverInfo` `_meta` stamp that the SDK puts on every 2026-07-28 result it shapes
+        (a middleware that answers by itself owns its envelope)."""
+        return {**result, "_meta": {types.SERVER_INFO_META_KEY: self.endpoint.server.server_info_stamp}}
 
     async def _create(self, ctx: Any, params: Mapping[str, Any], asked: object) -> dict[str, Any]:
         """Store a working task for the tools/call `params` and start its call here; the stored record."""

@@ -326,6 +326,10 @@ async def test_on_2026_07_28_a_call_becomes_a_task_only_for_a_client_that_declar
         created = (await modern(app, "tools/call", call))["result"]
         assert created["resultType"] == "task" and created["status"] == "working"
         assert created["pollIntervalMs"] == 250 and created["ttlMs"] == 3_600_000 and "task" not in created
+        assert (
+            created["_meta"]["io.modelcontextprotocol/serverInfo"]
+            == plain["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]
+        )
         assert gateway.tasks is not None
         ended = gateway.tasks._done.get(created["taskId"])
         if ended is not None:
