@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import anyio
+import mcp_types as types
 from mcp.server.connection import Connection
 from mcp.server.runner import ServerRunner, serve_one
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -43,6 +44,7 @@ __all__ = [
     "modern_entry",
     "sdk_supported",
     "sdk_version",
+    "send_task_status",
     "serve_notification",
     "serve_request",
     "serve_with_manager",
@@ -199,12 +201,24 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-def modern_entry(server: Any) -> Callable[[Scope, Receive, Send], Awaitable[None]] | None:
-    """The SDK's own single-exchange entry for 2026-07-28 requests (JSON answers, no SDK security settings, the
-    default lifespan's state), or None when this SDK has none (then the session manager serves them)."""
+async def send_task_status(session: Any, task: Mapping[str, Any]) -> None:
+    """Send `notifications/tasks/status` (MCP 2025-11-25 tasks) for `task`, a wire `Task`, on the session's own
+    channel. The SDK types the notification but leaves it out of its `ServerNotification` union, so it is passed
+    through the untyped door; the session only dumps and sends it."""
+    params = types.TaskStatusNotificationParams.model_validate(dict(task))
+    notification: Any = types.TaskStatusNotification(params=params)
+    await session.send_notification(notification)
+
+
+def modern_entry(
+    server: Any, *, json_response: bool = True
+) -> Callable[[Scope, Receive, Send], Awaitable[None]] | None:
+    """The SDK's own single-exchange entry for 2026-07-28 requests (JSON answers, or with `json_response` False an
+    SSE answer once the handler sends a notification; no SDK security settings, the default lifespan's state), or
+    None when this SDK has none (then the session manager serves them)."""
     if _handle_modern_request is None:  # pragma: no cover - depends on the SDK version
         return None
-    return functools.partial(_handle_modern_request, server, None, True, {})
+    return functools.partial(_handle_modern_request, server, None, json_response, {})
 
 
 _PER_REQUEST_MANAGER: ContextVar[bool] = ContextVar("gateway_per_request_manager", default=False)

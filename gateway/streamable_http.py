@@ -146,6 +146,16 @@ def _wants_progress(envelope: Envelope, headers: Mapping[str, str]) -> bool:
     return "text/event-stream" in accepted
 
 
+def _modern_wants_progress(body: bytes, headers: Mapping[str, str]) -> bool:
+    """`_wants_progress` for a 2026-07-28 body, which the SDK parses again (only bodies naming a token get here)."""
+    try:
+        raw = pydantic_core.from_json(body)
+    except ValueError:
+        return False
+    envelope = envelope_of(raw) if isinstance(raw, dict) else None
+    return isinstance(envelope, Envelope) and _wants_progress(envelope, headers)
+
+
 async def _serve_lifespan(receive: Receive, send: Send) -> None:
     # Nothing to start: every request is served on its own. Answering lets uvicorn run the app bare.
     while True:
@@ -286,15 +296,19 @@ class StreamableHttpApp:
                     answer = await self._serve_request(envelope, negotiated, scope)
                     await _answer(send, 200, answer)
                     return
-        await self._serve_sdk(scope, receive, send)
+        # MCP 2026-07-28 transports: a request's notifications (progress) travel on its SSE answer.
+        stream = version in MODERN_PROTOCOL_VERSIONS and b"progressToken" in body
+        stream = stream and _modern_wants_progress(body, headers)
+        await self._serve_sdk(scope, receive, send, stream=stream)
 
-    async def _serve_sdk(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Hand a request to the SDK's own transport: its 2026-07-28 entry, else a per-request session manager."""
+    async def _serve_sdk(self, scope: Scope, receive: Receive, send: Send, *, stream: bool = False) -> None:
+        """Hand a request to the SDK's own transport: its 2026-07-28 entry (an SSE answer when `stream`), else a
+        per-request session manager."""
         info: RequestInfo = scope[_REQUEST_INFO]
         if self.single_exchange and (info.headers or {}).get("mcp-protocol-version") in MODERN_PROTOCOL_VERSIONS:
             # What the manager would do with a 2026-era request (already one exchange, no task group), minus the
             # manager. Host and Origin were checked above, so the SDK's own check stays off.
-            entry = _sdk.modern_entry(self.endpoint.server)
+            entry = _sdk.modern_entry(self.endpoint.server, json_response=not stream)
             if entry is not None:
                 await entry(scope, receive, send)
                 return

@@ -7,6 +7,12 @@ instance. Tasks belong to the caller who created them (a hash of its REST creden
 is unknown. The SDK defines the task types but dispatches none of these methods; they are added here as request
 handlers, and the `tasks` capability and each tool's `execution.taskSupport` through a server middleware, the
 SDK's own seams.
+
+On 2026-07-28 the same tasks speak the `io.modelcontextprotocol/tasks` extension (SEP-2663) instead: the
+middleware serves tasks/get, tasks/update and tasks/cancel there and answers a tools/call of a client that
+declared the extension with a task handle. The instance running a call watches the store, so a cancel served
+elsewhere stops it; a session that outlives the request (stdio) is sent `notifications/tasks/status` when its
+task ends.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from gateway import _sdk
 from gateway.caller import RequestInfo
 from gateway.dispatcher import CALL_TIMEOUT
 from gateway.errors import ConfigError
@@ -42,9 +49,14 @@ logger = logging.getLogger(__name__)
 
 #: The protocol version that has tasks in its core (2026-07-28 moved them to an extension).
 TASKS_VERSION: Final = "2025-11-25"
+#: The protocol version whose tasks are the `io.modelcontextprotocol/tasks` extension (SEP-2663).
+EXTENSION_VERSION: Final = "2026-07-28"
+EXTENSION: Final = "io.modelcontextprotocol/tasks"
+CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
 RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 _PAGE: Final = 50
+_CORE_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 #: Tools that only read the catalog answer at once: a task would add nothing.
 _INSTANT: Final = frozenset({"search_functions", "describe_function", "explain_term"})
 
@@ -57,7 +69,9 @@ class TaskConfig:
     several instances serve, a SQLite path); None keeps tasks in an in-memory SQLite database of this process.
     `timeout`: how long one call run as a task may take (the gateway's `timeout` still bounds calls without a
     task). `max_ttl`: the longest a task and its result are kept, in seconds (a client asks for less with
-    `ttl`). `poll_interval`: the polling interval suggested to clients, in seconds.
+    `ttl`). `poll_interval`: the polling interval suggested to clients, in seconds, and
+    how often the instance running a task reads its state in the store, to stop the call when a tasks/cancel
+    served by another instance cancelled it.
     """
 
     store: TokenStore | str | None = None
@@ -102,6 +116,8 @@ class Tasks:
         self._clock = config.clock or time.time
         self._running: dict[str, asyncio.Task[None]] = {}
         self._done: dict[str, anyio.Event] = {}
+        #: The sessions to tell of a task's end (stdio, and other transports whose session outlives the request).
+        self._listeners: dict[str, Any] = {}
 
     def install(self) -> None:
         """Serve tasks/get, tasks/result, tasks/list and tasks/cancel, and intercept task-augmented calls."""
@@ -123,8 +139,14 @@ class Tasks:
 
     async def _middleware(self, ctx: Any, call_next: Any) -> Any:
         params = ctx.params if isinstance(ctx.params, Mapping) else {}
+        if ctx.protocol_version == EXTENSION_VERSION:
+            return await self._extension(ctx, params, call_next)
+        if ctx.method in _CORE_METHODS and ctx.protocol_version != TASKS_VERSION:
+            # The SDK's method table admits the 2025-11-25 task methods at every earlier version too.
+            raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=ctx.method)
         if ctx.method == "tools/call" and params.get("task") is not None and ctx.protocol_version == TASKS_VERSION:
-            return await self._create(ctx, params)
+            asked = params["task"].get("ttl") if isinstance(params["task"], Mapping) else None
+            return {"task": _public(await self._create(ctx, params, asked))}
         result = await call_next(ctx)
         if not isinstance(result, dict):
             return result
@@ -138,7 +160,47 @@ class Tasks:
                     tool["execution"] = {"taskSupport": "optional"}
         return result
 
-    async def _create(self, ctx: Any, params: Mapping[str, Any]) -> dict[str, Any]:
+    async def _extension(self, ctx: Any, params: Mapping[str, Any], call_next: Any) -> Any:
+        """The 2026-07-28 wire: tasks as the `io.modelcontextprotocol/tasks` extension (SEP-2663).
+
+        A tools/call from a client that declared the extension in its per-request capabilities becomes a task
+        (the server's choice, per SEP-2663; catalog-only tools still answer at once); tasks/get, tasks/update and
+        tasks/cancel are served here, before the SDK's 2026-07-28 method table (which lacks them) refuses them;
+        tasks/result and tasks/list do not exist on this version and stay METHOD_NOT_FOUND.
+        """
+        method = ctx.method
+        if method == "tools/call" and _declares_extension(params) and params.get("name") not in _INSTANT:
+            record = await self._create(ctx, params, None)
+            return self._stamped({"resultType": "task", **_extension_task(record)})
+        if method in ("tasks/get", "tasks/update", "tasks/cancel"):
+            task_id = params.get("taskId")
+            if not isinstance(task_id, str):
+                raise MCPError(code=types.INVALID_PARAMS, message=f"{method} needs params.taskId, a string")
+            if method == "tasks/cancel":
+                # SEP-2663: cancelling is an acknowledged intent; a task already terminal stays as it is.
+                await self._cancel_task(ctx, task_id)
+                return self._stamped({"resultType": "complete"})
+            _, record = await self._record(ctx, task_id)
+            if method == "tasks/update":
+                # SEP-2663: responses to keys not outstanding are ignored; these tasks never ask for input.
+                return self._stamped({"resultType": "complete"})
+            return self._stamped({"resultType": "complete", **_extension_task(record, detailed=True)})
+        if method in _CORE_METHODS:
+            # SEP-2663 drops tasks/result and tasks/list (the result is inline in tasks/get).
+            raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data=method)
+        result = await call_next(ctx)
+        if method == "server/discover" and isinstance(result, dict):
+            capabilities = result.setdefault("capabilities", {})
+            capabilities.setdefault("extensions", {})[EXTENSION] = {}
+        return result
+
+    def _stamped(self, result: dict[str, Any]) -> dict[str, Any]:
+        """`result` with the `serverInfo` `_meta` stamp that the SDK puts on every 2026-07-28 result it shapes
+        (a middleware that answers by itself owns its envelope)."""
+        return {**result, "_meta": {types.SERVER_INFO_META_KEY: self.endpoint.server.server_info_stamp}}
+
+    async def _create(self, ctx: Any, params: Mapping[str, Any], asked: object) -> dict[str, Any]:
+        """Store a working task for the tools/call `params` and start its call here; the stored record."""
         request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
         name = params.get("name")
         if not isinstance(name, str) or not await self.endpoint.offers(name, request):
@@ -149,7 +211,6 @@ class Tasks:
         arguments = params.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise MCPError(code=types.INVALID_PARAMS, message="arguments must be an object")
-        asked = params["task"].get("ttl") if isinstance(params["task"], Mapping) else None
         ttl_ms = int(self.config.max_ttl * 1000)
         if isinstance(asked, int) and not isinstance(asked, bool) and 0 < asked < ttl_ms:
             ttl_ms = asked
@@ -171,10 +232,14 @@ class Tasks:
         await self.store.put("task", f"{owner}:{task_id}", record, expires_at=expires_at)
         await self._index(owner, task_id, expires_at)
         self._done[task_id] = anyio.Event()
+        if request.transport == "stdio" and ctx.protocol_version == TASKS_VERSION and ctx.session is not None:
+            # MCP 2025-11-25 tasks: the receiver MAY send notifications/tasks/status. Only a session whose
+            # stream outlives this request can carry it: over stateless HTTP the CreateTaskResult ends the stream.
+            self._listeners[task_id] = ctx.session
         self._running[task_id] = asyncio.get_running_loop().create_task(
             self._run(owner, task_id, name, arguments, request, expires_at)
         )
-        return {"task": _public(record)}
+        return record
 
     async def _index(self, owner: str, task_id: str, expires_at: float) -> None:
         # Read-modify-write: two tasks created at the same instant by one caller on two instances may race, and
@@ -189,6 +254,7 @@ class Tasks:
         from gateway.server import wire_result
 
         token = CALL_TIMEOUT.set(self.config.timeout)
+        watcher = asyncio.get_running_loop().create_task(self._watch(f"{owner}:{task_id}", task_id))
         try:
             result = await self.endpoint.call_tool(name, arguments, request)
             payload = wire_result(result).model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -203,8 +269,26 @@ class Tasks:
             payload = {"content": [{"type": "text", "text": f"Internal error in {name}"}], "isError": True}
             status, message = "failed", f"{name} failed"
         finally:
+            watcher.cancel()
             CALL_TIMEOUT.reset(token)
         await self._finish(owner, task_id, status, message, payload, expires_at)
+
+    async def _watch(self, key: str, task_id: str) -> None:
+        """Cancel the call running here once the shared store says the task is cancelled (a tasks/cancel served by
+        another instance) or gone (expired): the store is read every `poll_interval` while the call runs."""
+        while True:
+            await anyio.sleep(self.config.poll_interval)
+            try:
+                record = await self.store.get("task", key)
+            except Exception:
+                # Boundary: a store that fails for a moment must not end the call; the next read may succeed.
+                logger.exception("reading the state of task %s failed", task_id)
+                continue
+            if record is None or record["status"] == "cancelled":
+                running = self._running.get(task_id)
+                if running is not None:
+                    running.cancel()
+                return
 
     async def _finish(
         self, owner: str, task_id: str, status: str, message: str, payload: Any, expires_at: float
@@ -212,13 +296,19 @@ class Tasks:
         key = f"{owner}:{task_id}"
         try:
             with anyio.CancelScope(shield=True):
-                record = await self.store.get("task", key)
-                if record is not None and record["status"] not in _TERMINAL:
+                # The claim makes the move to a terminal status atomic across instances: a tasks/cancel that
+                # claimed first wins, and a late result never overwrites `cancelled`.
+                record, first = await self.store.claim("task", key)
+                if first and record is not None and record["status"] not in _TERMINAL:
                     record.update(
                         status=status, statusMessage=message, lastUpdatedAt=_iso(self._clock()), result=payload
                     )
                     await self.store.put("task", key, record, expires_at=expires_at)
+                    await self._tell(task_id, record)
+                elif record is not None and record["status"] == "cancelled":
+                    await self._tell(task_id, record)  # cancelled by a tasks/cancel another instance served
         finally:
+            self._listeners.pop(task_id, None)
             self._running.pop(task_id, None)
             done = self._done.pop(task_id, None)
             if done is not None:
@@ -265,21 +355,49 @@ class Tasks:
         return payload
 
     async def _cancel(self, ctx: Any, params: types.CancelTaskRequestParams) -> dict[str, Any]:
-        key, record = await self._record(ctx, params.task_id)
-        if record["status"] in _TERMINAL:
+        record, cancelled = await self._cancel_task(ctx, params.task_id)
+        if not cancelled:
             # MCP 2025-11-25 tasks: cancelling a task in a terminal status is -32602.
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Task {params.task_id!r} is already {record['status']}; only a working task can be cancelled",
             )
+        return _public(record)
+
+    async def _cancel_task(self, ctx: Any, task_id: str) -> tuple[dict[str, Any], bool]:
+        """Cancel the caller's task, here or on the instance running it; the record, and False when it had
+        already ended (or another instance is recording its end right now)."""
+        key, _ = await self._record(ctx, task_id)
+        # Claimed, so that of a cancel and the running call's result (on this or another instance) one wins.
+        claimed, first = await self.store.claim("task", key)
+        record = claimed or {"status": "expired"}
+        if record["status"] in _TERMINAL or claimed is None:
+            return record, False
+        if not first:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"Task {task_id!r} is finishing right now; call tasks/get for its final status",
+            )
         now = self._clock()
         record.update(status="cancelled", statusMessage="cancelled by the caller", lastUpdatedAt=_iso(now))
         expires_at = _created(record) + record["ttl"] / 1000
         await self.store.put("task", key, record, expires_at=max(expires_at, now + 1))
-        running = self._running.get(params.task_id)
+        await self._tell(task_id, record)
+        running = self._running.get(task_id)
         if running is not None:
             running.cancel()
-        return _public(record)
+        return record, True
+
+    async def _tell(self, task_id: str, record: Mapping[str, Any]) -> None:
+        """Send notifications/tasks/status for the task's new status to the session that created it, if any."""
+        session = self._listeners.pop(task_id, None)
+        if session is None:
+            return
+        try:
+            await _sdk.send_task_status(session, _public(record))
+        except Exception:
+            # A client gone away must not fail the task it asked for.
+            logger.debug("notifications/tasks/status for task %s could not be sent", task_id, exc_info=True)
 
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
         request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
@@ -314,3 +432,32 @@ def _public(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def _created(record: Mapping[str, Any]) -> float:
     return datetime.fromisoformat(str(record["createdAt"]).replace("Z", "+00:00")).timestamp()
+
+
+def _declares_extension(params: Mapping[str, Any]) -> bool:
+    """Whether the request's per-request client capabilities declare the tasks extension (SEP-2663)."""
+    meta = params.get("_meta")
+    capabilities = meta.get(CLIENT_CAPABILITIES) if isinstance(meta, Mapping) else None
+    extensions = capabilities.get("extensions") if isinstance(capabilities, Mapping) else None
+    return isinstance(extensions, Mapping) and isinstance(extensions.get(EXTENSION), Mapping)
+
+
+def _extension_task(record: Mapping[str, Any], *, detailed: bool = False) -> dict[str, Any]:
+    """A task as the 2026-07-28 tasks extension shows it (SEP-2663 `Task`; `DetailedTask` when `detailed`).
+
+    A call whose result is a tool error is `completed` there (`failed` is kept for JSON-RPC errors, which a
+    task of this gateway never ends with), with the `CallToolResult` inline.
+    """
+    status = "completed" if record["status"] == "failed" and record["result"] is not None else record["status"]
+    task: dict[str, Any] = {
+        "taskId": record["taskId"],
+        "status": status,
+        "statusMessage": record["statusMessage"],
+        "createdAt": record["createdAt"],
+        "lastUpdatedAt": record["lastUpdatedAt"],
+        "ttlMs": record["ttl"],
+        "pollIntervalMs": record["pollInterval"],
+    }
+    if detailed and status == "completed":
+        task["result"] = record["result"]
+    return task

@@ -127,3 +127,28 @@ async def test_script_progress_reaches_a_client_over_stdio() -> None:
         result = await client.call_tool("run_script", {"code": code}, progress_callback=progress)
     assert not result.is_error
     assert progress.seen == [(1.0, None, "run_script called orders.list_orders")]
+
+
+async def test_on_2026_07_28_heartbeats_reach_the_client_on_the_calls_sse_answer() -> None:
+    app = FastAPI()
+    progress = Progress()
+
+    @app.get("/wait", operation_id="wait")
+    async def wait() -> dict[str, bool]:
+        with anyio.fail_after(10):
+            await progress.first.wait()
+        return {"ok": True}
+
+    gateway = Gateway(app=app, timeout=20, progress_interval=0.01)
+    gateway.mount(app, "/mcp")
+    name = gateway.catalog.functions()[0].name
+    async with (
+        gateway.lifespan(),
+        serve_http(app, lifespan="off") as base,
+        httpx2.AsyncClient() as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http), mode="auto") as client,
+    ):
+        assert client.protocol_version == "2026-07-28"
+        result = await client.call_tool("call_function", {"name": name, "args": {}}, progress_callback=progress)
+    assert not result.is_error
+    assert progress.seen and progress.seen[0][2] == "call_function: still working after 0.01 s"

@@ -37,9 +37,9 @@ class _Counting(StreamableHttpApp):
 
     handed_over = 0
 
-    async def _serve_sdk(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _serve_sdk(self, scope: Scope, receive: Receive, send: Send, *, stream: bool = False) -> None:
         self.handed_over += 1
-        await super()._serve_sdk(scope, receive, send)
+        await super()._serve_sdk(scope, receive, send, stream=stream)
 
 
 async def _both(

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 import pytest
@@ -16,6 +17,8 @@ from fastapi import FastAPI
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
+from pydantic import TypeAdapter
 
 from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
@@ -212,3 +215,227 @@ async def test_two_instances_sharing_a_store_serve_each_others_tasks(store_url: 
         assert [found.task_id for found in listed.tasks] == [task["taskId"]]
     await first_store.aclose()
     await second_store.aclose()
+
+
+class Waiting:
+    """A small app whose one endpoint waits on an event: it says when a call started and whether it was cancelled."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+        self.release = anyio.Event()
+        self.cancelled = anyio.Event()
+        self.app = FastAPI()
+
+        @self.app.get("/wait", tags=["jobs"], operation_id="wait")
+        async def wait() -> dict[str, bool]:
+            self.started.set()
+            try:
+                await self.release.wait()
+            except anyio.get_cancelled_exc_class():
+                self.cancelled.set()
+                raise
+            return {"released": True}
+
+    def gateway(self, store: Any) -> tuple[FastAPI, Gateway]:
+        app = FastAPI()
+        gateway = Gateway(app=self.app, tasks=TaskConfig(store=store, poll_interval=0.02))
+        gateway.mount(app, "/mcp")
+        return app, gateway
+
+
+async def test_a_cancel_served_by_another_instance_stops_the_call_and_no_late_result_overwrites_it(
+    store_url: str,
+) -> None:
+    waiting = Waiting()
+    first_store, second_store = open_store(store_url), open_store(store_url)
+    first_app, first = waiting.gateway(first_store)
+    second_app, second = waiting.gateway(second_store)
+    async with first.lifespan(), second.lifespan(), connect(second_app) as other:
+        task = await start_task(first_app, "call_function", {"name": "jobs.wait", "args": {}})
+        with anyio.fail_after(5):
+            await waiting.started.wait()
+        request = types.CancelTaskRequest(params=types.CancelTaskRequestParams(task_id=task["taskId"]))
+        assert (await other.session.send_request(request, types.CancelTaskResult)).status == "cancelled"
+        with anyio.fail_after(5):
+            await waiting.cancelled.wait()  # the first instance read the cancel from the store and stopped the call
+        waiting.release.set()
+        assert first.tasks is not None
+        ended = first.tasks._done.get(task["taskId"])
+        if ended is not None:  # the run has not yet recorded its end
+            with anyio.fail_after(5):
+                await ended.wait()
+        assert (await get(other, task["taskId"])).status == "cancelled"
+        with pytest.raises(MCPError, match="cancelled"):
+            await result(other, task["taskId"])
+    await first_store.aclose()
+    await second_store.aclose()
+
+
+# The 2026-07-28 envelope: tasks as the io.modelcontextprotocol/tasks extension (SEP-2663), raw JSON-RPC, since the
+# SDK client has no tasks extension.
+
+EXTENSION = "io.modelcontextprotocol/tasks"
+
+
+def modern_meta(*, tasks: bool) -> dict[str, Any]:
+    capabilities: dict[str, Any] = {"extensions": {EXTENSION: {}}} if tasks else {}
+    return {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }
+
+
+async def modern(
+    app: FastAPI, method: str, params: dict[str, Any], *, tasks: bool = True, name: str | None = None
+) -> dict[str, Any]:
+    """One 2026-07-28 request over HTTP; the JSON-RPC answer."""
+    headers = {
+        "authorization": f"Bearer {ADMIN_KEY}",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+    }
+    name = name or params.get("name") or params.get("taskId")
+    if isinstance(name, str):
+        headers["mcp-name"] = name  # SEP-2663: tasks/* carry the task id there, for routing
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
+        response = await http.post(
+            URL,
+            json={"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": modern_meta(tasks=tasks)}},
+            headers=headers,
+        )
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+async def test_on_2026_07_28_the_server_declares_the_tasks_extension() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan():
+        discovered = await modern(app, "server/discover", {})
+    assert discovered["result"]["capabilities"]["extensions"][EXTENSION] == {}
+
+
+async def test_on_2026_07_28_a_call_becomes_a_task_only_for_a_client_that_declared_the_extension() -> None:
+    app, gateway = make_gateway(TaskConfig(timeout=10, poll_interval=0.25))
+    call = {"name": "call_function", "arguments": {"name": "debug.slow", "args": {"seconds": 0.1}}}
+    async with gateway.lifespan():
+        plain = await modern(app, "tools/call", call, tasks=False)
+        assert plain["result"]["resultType"] == "complete" and plain["result"]["structuredContent"] == {"slept": 0.1}
+
+        created = (await modern(app, "tools/call", call))["result"]
+        assert created["resultType"] == "task" and created["status"] == "working"
+        assert created["pollIntervalMs"] == 250 and created["ttlMs"] == 3_600_000 and "task" not in created
+        assert (
+            created["_meta"]["io.modelcontextprotocol/serverInfo"]
+            == plain["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]
+        )
+        assert gateway.tasks is not None
+        ended = gateway.tasks._done.get(created["taskId"])
+        if ended is not None:
+            with anyio.fail_after(5):
+                await ended.wait()
+        done = (await modern(app, "tasks/get", {"taskId": created["taskId"]}))["result"]
+    assert done["resultType"] == "complete" and done["status"] == "completed"
+    assert done["result"]["structuredContent"] == {"slept": 0.1}
+
+
+async def test_on_2026_07_28_a_tool_error_is_a_completed_task_with_the_error_result_inline() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    call = {"name": "call_function", "arguments": {"name": "orders.get_order", "args": {"order_id": "nope"}}}
+    async with gateway.lifespan():
+        created = (await modern(app, "tools/call", call))["result"]
+        assert gateway.tasks is not None
+        ended = gateway.tasks._done.get(created["taskId"])
+        if ended is not None:
+            with anyio.fail_after(5):
+                await ended.wait()
+        done = (await modern(app, "tasks/get", {"taskId": created["taskId"]}))["result"]
+    assert done["status"] == "completed" and done["result"]["isError"] is True
+
+
+async def test_on_2026_07_28_cancel_and_update_are_acknowledged_and_list_and_result_do_not_exist() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    call = {"name": "call_function", "arguments": {"name": "debug.slow", "args": {"seconds": 5}}}
+    async with gateway.lifespan():
+        created = (await modern(app, "tools/call", call))["result"]
+        task_id = created["taskId"]
+        update = await modern(app, "tasks/update", {"taskId": task_id, "inputResponses": {"nope": {}}})
+        assert update["result"]["resultType"] == "complete"
+        assert (await modern(app, "tasks/cancel", {"taskId": task_id}))["result"]["resultType"] == "complete"
+        assert (await modern(app, "tasks/get", {"taskId": task_id}))["result"]["status"] == "cancelled"
+        again = await modern(app, "tasks/cancel", {"taskId": task_id})  # an intent: a terminal task stays as it is
+        assert again["result"]["resultType"] == "complete"
+        unknown = await modern(app, "tasks/get", {"taskId": "nope"})
+        assert unknown["error"]["code"] == types.INVALID_PARAMS
+        for method in ("tasks/list", "tasks/result"):
+            refused = await modern(app, method, {"taskId": task_id})
+            assert refused["error"]["code"] == types.METHOD_NOT_FOUND, method
+
+
+async def test_before_2026_07_28_tasks_update_does_not_exist_and_before_2025_11_25_no_tasks_method_does() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
+        codes = {}
+        for version, method in (
+            ("2025-11-25", "tasks/update"),
+            ("2025-06-18", "tasks/get"),
+            ("2025-06-18", "tasks/list"),
+        ):
+            response = await http.post(
+                URL,
+                json={"jsonrpc": "2.0", "id": 1, "method": method, "params": {"taskId": "x"}},
+                headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": version},
+            )
+            codes[version, method] = response.json()["error"]["code"]
+    assert set(codes.values()) == {types.METHOD_NOT_FOUND}, codes
+
+
+# notifications/tasks/status on a session whose stream outlives the request (stdio's shape: the SDK server run over
+# a pair of streams), raw JSON-RPC since the SDK client validates tools/call answers as CallToolResult.
+
+
+@asynccontextmanager
+async def session(gateway: Gateway) -> AsyncIterator[tuple[Any, Any]]:
+    """The gateway's SDK server over memory streams, initialized at 2025-11-25: (send a message, next message)."""
+    server = gateway.endpoint.server
+    to_server, server_in = anyio.create_memory_object_stream[Any](10)
+    server_out, from_server = anyio.create_memory_object_stream[Any](10)
+    adapter: TypeAdapter[Any] = TypeAdapter(types.JSONRPCMessage)
+
+    async def send(message: dict[str, Any]) -> None:
+        await to_server.send(SessionMessage(adapter.validate_python(message)))
+
+    async def receive() -> dict[str, Any]:
+        with anyio.fail_after(5):
+            message = await from_server.receive()
+        dumped: dict[str, Any] = message.message.model_dump(by_alias=True, mode="json", exclude_none=True)
+        return dumped
+
+    async with to_server, server_in, server_out, from_server, anyio.create_task_group() as group:
+        group.start_soon(server.run, server_in, server_out, server.create_initialization_options())
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
+        await send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+        await receive()
+        await send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        yield send, receive
+        group.cancel_scope.cancel()
+
+
+async def test_over_a_session_the_client_is_told_when_its_task_completes_or_is_cancelled() -> None:
+    _, gateway = make_gateway(TaskConfig())
+    quick = {"name": "call_function", "arguments": {"name": "debug.slow", "args": {"seconds": 0}}, "task": {}}
+    slow = {**quick, "arguments": {"name": "debug.slow", "args": {"seconds": 5}}}
+    async with gateway.lifespan(), session(gateway) as (send, receive):
+        await send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": quick})
+        task = (await receive())["result"]["task"]
+        told = await receive()
+        assert told["method"] == "notifications/tasks/status"
+        assert told["params"]["taskId"] == task["taskId"] and told["params"]["status"] == "completed"
+
+        await send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": slow})
+        task = (await receive())["result"]["task"]
+        await send({"jsonrpc": "2.0", "id": 3, "method": "tasks/cancel", "params": {"taskId": task["taskId"]}})
+        answers = [await receive(), await receive()]
+    told = next(answer for answer in answers if answer.get("method") == "notifications/tasks/status")
+    assert told["params"] == {**told["params"], "taskId": task["taskId"], "status": "cancelled"}
