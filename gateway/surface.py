@@ -24,13 +24,14 @@ from typing import TYPE_CHECKING, Final
 import anyio.to_thread
 
 from catalog.errors import UnknownNameError
-from catalog.render import describe_function, explain_term, function_line, module_line
+from catalog.render import function_line, module_line
 from catalog.search import search
 from gateway.caller import RequestInfo
 from gateway.errors import RequestError
 from gateway.prompts import Prompt, PromptArgument, PromptSet, Renderer
 from gateway.resources import Resource, ResourceEntry, ResourceSet, ResourceTemplate, expand
-from gateway.tools import _MAX_MODULES_IN_INSTRUCTIONS
+from gateway.results import cap_lines
+from gateway.tools import _MAX_MODULES_IN_INSTRUCTIONS, described, explained, searched
 
 if TYPE_CHECKING:
     from catalog.model import Catalog
@@ -73,6 +74,9 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
     catalog = gateway.catalog
     api = catalog.title.strip() or gateway.name
     per_caller = gateway.surface.active
+    #: Texts an agent reads are cut as the tools cut them; the snapshot (JSON) and the reference page (HTML) are
+    #: documents a cut would break, and whole-catalog ones that a per-caller surface withholds: they are whole.
+    limit = gateway.config.max_output_bytes
 
     def view(request: RequestInfo) -> Catalog:
         return gateway.surface.view(request).catalog if per_caller else catalog
@@ -81,7 +85,7 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
         text = gateway.instructions
         if len(catalog.modules) > _MAX_MODULES_IN_INSTRUCTIONS:
             text += "\n\n" + search(catalog).text
-        return text
+        return cap_lines(text, limit, f"read {MODULE_TEMPLATE} for one module's functions")
 
     async def reference(request: RequestInfo) -> str:
         return (await gateway.reference_app().rendered()).body.decode("utf-8")
@@ -98,21 +102,21 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
 
     async def module(values: Mapping[str, str], request: RequestInfo) -> str:
         try:
-            return search(view(request), module=values["module"]).text
+            return searched(search(view(request), module=values["module"]).text, limit, values)
         except UnknownNameError as error:
             raise _unknown(error, MODULE_TEMPLATE) from None
 
     async def function(values: Mapping[str, str], request: RequestInfo) -> str:
         seen = view(request)
         try:
-            return describe_function(seen, seen.function(values["function"]))
+            return described(seen, seen.function(values["function"]), limit)
         except UnknownNameError as error:
             raise _unknown(error, FUNCTION_TEMPLATE) from None
 
     async def term(values: Mapping[str, str], request: RequestInfo) -> str:
         seen = view(request)
         try:
-            return explain_term(seen, seen.term(values["term"]))
+            return explained(seen, seen.term(values["term"]), limit)
         except UnknownNameError as error:
             raise _unknown(error, TERM_TEMPLATE) from None
 

@@ -365,7 +365,7 @@ class ToolSet:
             )
         except UnknownNameError as error:
             raise ToolError(_unknown(error, "search_functions() with no arguments lists the modules")) from None
-        return ToolResult.text(cap_lines(result.text, self.max_output_bytes, _search_narrowing(args)))
+        return ToolResult.text(searched(result.text, self.max_output_bytes, args))
 
     async def _describe(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         parts: list[str] = []
@@ -383,7 +383,7 @@ class ToolSet:
                 unknown += 1
                 part = _unknown(error, _not_a_function_hint(catalog, name))
             else:
-                part = _described(catalog, function, max(room, 300), others=len(names) - 1)
+                part = described(catalog, function, max(room, 300), others=len(names) - 1)
             if parts and len(part.encode()) > room:
                 # Whole descriptions or none: the rest is named, to describe in another call.
                 parts.append(self._rest_note(names[index:]))
@@ -411,14 +411,7 @@ class ToolSet:
             term = term_part(catalog, name)
             if term is None:
                 raise ToolError(_unknown(error, "describe_function lists the terms a function uses")) from None
-        text = explain_term(catalog, term)
-        fields = term_fields(catalog, term)
-        how = (
-            f"explain_term('{term.name}.<field>') explains one field, e.g. explain_term('{term.name}.{fields[-1]}')"
-            if fields
-            else "the text is the term's own description"
-        )
-        return ToolResult.text(_cut_naming(text, self.max_output_bytes, how, "fields", fields))
+        return ToolResult.text(explained(catalog, term, self.max_output_bytes))
 
     async def _call(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
         function = self._visible_function(args["name"], request)
@@ -486,6 +479,23 @@ class ToolSet:
         return response_result(function, outcome.response, credential_hint=context.credential_hint, **options)
 
 
+def searched(text: str, max_output_bytes: int, args: Mapping[str, Any]) -> str:
+    """search_functions' text for `args` (query, module), cut at whole lines to fit, saying how to narrow."""
+    return cap_lines(text, max_output_bytes, _search_narrowing(args))
+
+
+def explained(catalog: Catalog, term: Term, max_output_bytes: int) -> str:
+    """explain_term's text for one term, cut at whole lines to fit, naming the fields left out."""
+    text = explain_term(catalog, term)
+    fields = term_fields(catalog, term)
+    how = (
+        f"explain_term('{term.name}.<field>') explains one field, e.g. explain_term('{term.name}.{fields[-1]}')"
+        if fields
+        else "the text is the term's own description"
+    )
+    return _cut_naming(text, max_output_bytes, how, "fields", fields)
+
+
 def _search_narrowing(args: Mapping[str, Any]) -> str:
     """How to get a shorter search answer, for the arguments given."""
     module = args.get("module")
@@ -497,7 +507,7 @@ def _search_narrowing(args: Mapping[str, Any]) -> str:
     return "search with a query (the task in a few words), or give one module to list its functions"
 
 
-def _described(catalog: Catalog, function: Function, max_output_bytes: int, *, others: int) -> str:
+def described(catalog: Catalog, function: Function, max_output_bytes: int, *, others: int = 0) -> str:
     """describe_function's text for one function, cut at whole lines to fit, naming the arguments left out."""
     text = describe_function(catalog, function)
     args = [arg.name for arg in function.args]

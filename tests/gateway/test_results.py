@@ -54,6 +54,12 @@ def text(result: types.CallToolResult) -> str:
     return block.text
 
 
+def resource_text(result: types.ReadResourceResult) -> str:
+    block = result.contents[0]
+    assert isinstance(block, types.TextResourceContents)
+    return block.text
+
+
 def stripe(**options: Any) -> Gateway:
     return Gateway(catalog=corpus_catalog("stripe-spec3.yaml"), upstream="https://api.stripe.com", **options)
 
@@ -86,8 +92,37 @@ async def test_listing_the_modules_or_one_module_past_the_cap_says_to_search_wit
     async with client_of(stripe(max_output_bytes=1000)) as client:
         modules = text(await client.call_tool("search_functions", {}))
         listing = text(await client.call_tool("search_functions", {"module": "subscriptions"}))
+        read = resource_text(await client.read_resource("catalog://modules/subscriptions"))
     assert len(modules.encode()) <= 1000 and "give one module to list its functions" in modules
     assert len(listing.encode()) <= 1000 and "module='subscriptions'" in listing
+    assert read == listing
+
+
+@pytest.mark.slow
+async def test_resource_reads_keep_to_the_output_cap_and_read_as_the_tools_answer() -> None:
+    async with client_of(stripe(max_output_bytes=4000)) as client:
+        term = resource_text(await client.read_resource("catalog://terms/invoice"))
+        function = resource_text(
+            await client.read_resource("catalog://functions/subscriptions.post_subscriptions_subscription_exposed_id")
+        )
+        module = resource_text(await client.read_resource("catalog://modules/customers"))
+        overview = resource_text(await client.read_resource("catalog://overview"))
+        snapshot = resource_text(await client.read_resource("catalog://snapshot"))
+        explained = text(await client.call_tool("explain_term", {"name": "invoice"}))
+        described = text(
+            await client.call_tool(
+                "describe_function", {"names": ["subscriptions.post_subscriptions_subscription_exposed_id"]}
+            )
+        )
+        listed = text(await client.call_tool("search_functions", {"module": "customers"}))
+    for answer in (term, function, module, overview):
+        assert len(answer.encode()) <= 4000
+    assert all("\n… [cut: " in answer for answer in (term, function, overview))
+    assert (term, function, module) == (explained, described, listed)
+    assert "explain_term('invoice.<field>') explains one field" in term
+    assert "read catalog://modules/{module} for one module's functions" in overview
+    # The snapshot is a JSON document, which a cut would break: it is read whole.
+    assert len(snapshot.encode()) > 4000 and json.loads(snapshot)["format"] == 1
 
 
 class Total(BaseModel):
