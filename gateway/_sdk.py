@@ -23,6 +23,7 @@ from typing import Any, Final
 import anyio
 import mcp_types as types
 from mcp.server.connection import Connection
+from mcp.server.lowlevel import Server
 from mcp.server.runner import ServerRunner, serve_one
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.dispatcher import CallOptions
@@ -38,6 +39,7 @@ from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolRe
 
 __all__ = [
     "SUPPORTED_SDK",
+    "PerRequestInstructions",
     "error_answer",
     "handshake_call_result",
     "lean_calls_allowed",
@@ -54,6 +56,25 @@ logger = logging.getLogger("gateway.streamable_http")
 
 SUPPORTED_SDK: Final = ((2, 3), (2, 4))
 """The `mcp` releases this module was checked against: from 2.3 (inclusive) to 2.4 (exclusive)."""
+
+
+class PerRequestInstructions(Server[Any]):
+    """The SDK's low-level server with instructions chosen per request: its initialize and server/discover answers
+    read the `instructions` attribute when they are built (checked against `SUPPORTED_SDK`), and here that
+    attribute asks `choose()` (e.g. for the caller of the request being served)."""
+
+    def __init__(self, *args: Any, choose: Callable[[], str | None], **kwargs: Any) -> None:
+        self._choose = choose
+        super().__init__(*args, **kwargs)
+
+    @property
+    def instructions(self) -> str | None:
+        return self._choose()
+
+    @instructions.setter
+    def instructions(self, value: str | None) -> None:
+        """The SDK's constructor sets the attribute; `choose` has the say."""
+
 
 _ModernEntry = Callable[[Any, Any, bool, Any, Scope, Receive, Send], Awaitable[None]]
 _handle_modern_request: _ModernEntry | None

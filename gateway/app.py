@@ -251,6 +251,7 @@ class Gateway:
             surface=self.surface,
         )
         self.instructions = instructions_for(self.catalog, config.instructions)
+        self._instructions_by_view: dict[frozenset[str], str] = {}
         #: The catalog as MCP resources, and the built-in and operator prompts (see `gateway.surface`).
         self.resources = catalog_resources(self)
         self.prompts = gateway_prompts(self, config.prompts)
@@ -269,6 +270,7 @@ class Gateway:
             resources=self.resources,
             prompts=self.prompts,
             observer=self.observer,
+            instructions_of=self.instructions_of if self.surface.active else None,
         )
         #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
         self.tasks: Tasks | None = None
@@ -302,6 +304,19 @@ class Gateway:
             raise CredentialError("the credentials could not be checked") from error
 
     # A surface per caller
+
+    def instructions_of(self, request: RequestInfo) -> str:
+        """The server instructions the caller of `request` gets: its own modules under a per-caller surface."""
+        view = self.surface.view(request)
+        if view.complete:
+            return self.instructions
+        found = self._instructions_by_view.get(view.names)
+        if found is None:
+            found = instructions_for(view.catalog, self.config.instructions)
+            if len(self._instructions_by_view) >= _CACHED_INSTRUCTIONS:
+                self._instructions_by_view.pop(next(iter(self._instructions_by_view)))
+            self._instructions_by_view[view.names] = found
+        return found
 
     def _surface_varies(self) -> bool:
         """Whether some caller may see fewer tools than another: a surface rule, or an `allow` hook on scripts."""
@@ -485,6 +500,10 @@ class Gateway:
         if self.metrics_path is not None:
             routes.append(Route(self.metrics_path, self.metrics_app(), methods=["GET", "HEAD"]))
         return Starlette(routes=routes, lifespan=lifespan)
+
+
+#: Distinct callers' instructions kept (as many as the surface keeps views).
+_CACHED_INSTRUCTIONS = 64
 
 
 def _build_catalog(config: GatewayConfig) -> Catalog:

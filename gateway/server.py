@@ -20,7 +20,7 @@ import jsonschema
 from catalog.errors import shown
 from gateway._quick_check import quick_check
 from gateway.arguments import argument_problems, oversized
-from gateway.caller import RequestInfo
+from gateway.caller import RequestInfo, serving
 from gateway.errors import ConfigError, ToolError
 from gateway.observability import Observer
 from gateway.progress import reporting
@@ -83,6 +83,7 @@ class McpEndpoint:
         resources: ResourceSet | None = None,
         prompts: PromptSet | None = None,
         observer: Observer | None = None,
+        instructions_of: Callable[[RequestInfo], str] | None = None,
     ) -> None:
         if not name.strip():
             raise ConfigError("the server name must not be empty; clients show it to people")
@@ -98,6 +99,7 @@ class McpEndpoint:
         self.name = name
         self.version = version
         self.instructions = instructions or None
+        self._instructions_of = instructions_of
         self.authenticate = authenticate
         self._handle = handle
         self._hidden_tools = hidden_tools
@@ -128,9 +130,14 @@ class McpEndpoint:
         on first use."""
         from mcp.server.lowlevel import Server
 
+        from gateway import _sdk
         from gateway._surface_wire import surface_handlers
 
-        return Server(
+        server_class: Any = Server
+        extra: dict[str, Any] = {}
+        if self._instructions_of is not None:
+            server_class, extra = _sdk.PerRequestInstructions, {"choose": self._instructions_now}
+        return server_class(  # type: ignore[no-any-return]
             self.name,
             version=self.version,
             instructions=self.instructions,
@@ -139,7 +146,14 @@ class McpEndpoint:
             # Lets the 2026-07-28 Mcp-Param-* header check find a schema without running tools/list per call.
             get_tool_input_schema=self._input_schema,
             **surface_handlers(self.resources, self.prompts, _info_of),
+            **extra,
         )
+
+    def _instructions_now(self) -> str | None:
+        """The instructions for the request being served (over stdio, the one caller of the process)."""
+        if self._instructions_of is None:
+            return self.instructions
+        return self._instructions_of(serving.get() or _STDIO) or None
 
     @functools.cached_property
     def _wire_tools(self) -> list[types.Tool]:

@@ -28,7 +28,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from gateway import _sdk
 from gateway._jsonrpc import BATCH_VERSIONS, Envelope, batch_refusal, envelope_of, invalid_request, too_large
-from gateway.caller import Peer, RequestInfo
+from gateway.caller import Peer, RequestInfo, serving
 from gateway.errors import ConfigError, CredentialError
 from gateway.transport_security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, TransportSecurity
 
@@ -252,7 +252,11 @@ class StreamableHttpApp:
                 await _reject(send, 500, "internal error while checking credentials; the server logged it")
                 return
         info = RequestInfo(transport="http", headers=headers, principal=principal, peer=Peer.from_scope(scope, host))
-        await self._serve_mcp({**scope, _REQUEST_INFO: info}, receive, send, headers)
+        token = serving.set(info)
+        try:
+            await self._serve_mcp({**scope, _REQUEST_INFO: info}, receive, send, headers)
+        finally:
+            serving.reset(token)
 
     async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send, headers: Mapping[str, str]) -> None:
         declared = _declared_size(headers)

@@ -82,9 +82,10 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
         return gateway.surface.view(request).catalog if per_caller else catalog
 
     async def overview(request: RequestInfo) -> str:
-        text = gateway.instructions
-        if len(catalog.modules) > _MAX_MODULES_IN_INSTRUCTIONS:
-            text += "\n\n" + search(catalog).text
+        text = gateway.instructions_of(request)
+        seen = view(request)
+        if len(seen.modules) > _MAX_MODULES_IN_INSTRUCTIONS:
+            text += "\n\n" + search(seen).text
         return cap_lines(text, limit, f"read {MODULE_TEMPLATE} for one module's functions")
 
     async def reference(request: RequestInfo) -> str:

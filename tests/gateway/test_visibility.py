@@ -202,6 +202,19 @@ async def test_oauth_scopes_mapped_to_functions_are_enforced_per_call() -> None:
     await server.aclose()
 
 
+async def test_the_server_instructions_and_the_overview_name_only_the_callers_modules() -> None:
+    app, gateway = make_gateway(visible=admins_see_customers)
+    async with gateway.lifespan(), connect(app, ADMIN_KEY) as admin, connect(app, MEMBER_KEY) as member:
+        mine, theirs = member.instructions or "", admin.instructions or ""
+        overview = (await member.read_resource("catalog://overview")).contents[0]
+    assert "\n- customers (" in theirs and "\n- orders (" in theirs
+    assert "\n- customers (" not in mine and "\n- orders (" in mine
+    assert mine.count("functions in") == 1 and mine != theirs
+    assert isinstance(overview, types.TextResourceContents) and overview.text.startswith(mine)
+    whole = make_gateway()[1]
+    assert theirs == whole.instructions  # a caller who sees everything gets the very same text as without a rule
+
+
 async def test_resources_prompts_and_completions_show_a_caller_only_its_own_functions() -> None:
     app, gateway = make_gateway(visible=admins_see_customers)
     async with gateway.lifespan(), connect(app, ADMIN_KEY) as admin, connect(app, MEMBER_KEY) as member:
