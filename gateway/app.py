@@ -234,6 +234,7 @@ class Gateway:
                 research,
                 max_output_bytes=config.max_output_bytes,
                 reference_path=self.reference_path,
+                catalog_for=(lambda request: self.surface.view(request).catalog) if self.surface.active else None,
             )
         self.toolset = ToolSet(
             catalog=self.catalog,

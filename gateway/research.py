@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NotRequired, TypedDict
@@ -166,14 +166,20 @@ def research_tools(
     *,
     max_output_bytes: int,
     reference_path: str | None = None,
+    catalog_for: Callable[[RequestInfo], Catalog] | None = None,
 ) -> list[tuple[ToolSpec, ToolRunner]]:
     """The `search` and `fetch` tools with their runners; ConfigError when a DataSource does not fit the catalog.
 
     The input schemas are OpenAI's (one required string each, no other properties named). Every answer is one
     text content item of JSON; failures (unknown id, REST error) are error results the agent can act on.
+    `catalog_for(request)` gives each caller's own catalog under a per-caller surface: search finds, and fetch
+    knows, only its functions and terms, and a DataSource's functions answer only callers who may call them.
     """
+    seen = catalog_for or (lambda request: catalog)
     if config.data is None:
-        research: _CatalogResearch | _DataResearch = _CatalogResearch(catalog, config, max_output_bytes, reference_path)
+        research: _CatalogResearch | _DataResearch = _CatalogResearch(
+            catalog, config, max_output_bytes, reference_path, catalog_for=seen
+        )
         # Promise a url only where there is a page to cite: a configured one, or the page served over HTTP.
         cited = config.reference_url is not None or reference_path is not None
         search_text = (
@@ -191,7 +197,7 @@ def research_tools(
         titles = ("Search the API reference", "Fetch a reference entry")
         open_world = False
     else:
-        data = _DataResearch(catalog, dispatcher, rest_context, config, config.data, max_output_bytes)
+        data = _DataResearch(catalog, dispatcher, rest_context, config, config.data, max_output_bytes, catalog_for=seen)
         research = data
         what = config.data.description.strip() or data.search_function.summary or data.search_function.name
         linked = config.data.url_field is not None or config.data.url_template is not None
@@ -232,9 +238,15 @@ class _CatalogResearch:
     """Search and fetch the catalog's functions and terms."""
 
     def __init__(
-        self, catalog: Catalog, config: ResearchConfig, max_output_bytes: int, reference_path: str | None = None
+        self,
+        catalog: Catalog,
+        config: ResearchConfig,
+        max_output_bytes: int,
+        reference_path: str | None = None,
+        *,
+        catalog_for: Callable[[RequestInfo], Catalog],
     ) -> None:
-        self.catalog = catalog
+        self.catalog_for = catalog_for
         self.reference_url = config.reference_url
         self.reference_path = reference_path
         self.max_results = config.max_results
@@ -280,11 +292,12 @@ class _CatalogResearch:
         query = str(args["query"]).strip()
         if not query:
             return _json_result({"results": []})
+        catalog = self.catalog_for(request)
         try:
-            functions = search(self.catalog, query, limit=self.max_results).functions
+            functions = search(catalog, query, limit=self.max_results).functions
         except ValueError as error:  # a query longer than the catalog search reads
             raise ToolError(str(error)) from None
-        exact, other = self._terms(query)
+        exact, other = self._terms(catalog, query)
         page = self._page(request)
         hits = [
             *(self._term_hit(term, page) for term in exact),
@@ -293,7 +306,7 @@ class _CatalogResearch:
         ]
         return _json_result({"results": hits})
 
-    def _terms(self, query: str) -> tuple[list[Term], list[Term]]:
+    def _terms(self, catalog: Catalog, query: str) -> tuple[list[Term], list[Term]]:
         """Terms named by the whole query, then the others that share words with it, best first.
 
         A word of the query in a term's name or alias counts 3, in its description 1, and a term whose name
@@ -304,7 +317,7 @@ class _CatalogResearch:
         words = set(_words(query))
         exact: list[Term] = []
         scored: list[tuple[int, int, str, Term]] = []
-        for term in self.catalog.terms:
+        for term in catalog.terms:
             if whole in (name.casefold() for name in (term.name, *term.aliases)):
                 exact.append(term)
                 continue
@@ -320,16 +333,17 @@ class _CatalogResearch:
         """The describe_function / explain_term text of one entry; ToolError naming the id forms when unknown."""
         id_ = str(args["id"]).strip()
         page = self._page(request)
+        catalog = self.catalog_for(request)
         if id_.startswith(FUNCTION_PREFIX):
             name = id_.removeprefix(FUNCTION_PREFIX)
             try:
-                function = self.catalog.function(name)
+                function = catalog.function(name)
             except UnknownNameError as error:
                 raise ToolError(_unknown_id(id_, error, FUNCTION_PREFIX)) from None
             document: FetchedDocument = {
                 "id": FUNCTION_PREFIX + function.name,
                 "title": self._function_hit(function)["title"],
-                "text": _capped(describe_function(self.catalog, function), self.max_output_bytes),
+                "text": _capped(describe_function(catalog, function), self.max_output_bytes),
                 "metadata": {
                     "kind": "function",
                     "module": function.module,
@@ -341,13 +355,13 @@ class _CatalogResearch:
             url = self._url(page, anchor("fn", function.name))
         elif id_.startswith(TERM_PREFIX):
             try:
-                term = self.catalog.term(id_.removeprefix(TERM_PREFIX))
+                term = catalog.term(id_.removeprefix(TERM_PREFIX))
             except UnknownNameError as error:
                 raise ToolError(_unknown_id(id_, error, TERM_PREFIX)) from None
             document = {
                 "id": TERM_PREFIX + term.name,
                 "title": self._term_hit(term)["title"],
-                "text": _capped(explain_term(self.catalog, term), self.max_output_bytes),
+                "text": _capped(explain_term(catalog, term), self.max_output_bytes),
                 "metadata": {"kind": "term", "aliases": list(term.aliases)},
             }
             url = self._url(page, anchor("term", term.name))
@@ -396,7 +410,10 @@ class _DataResearch:
         config: ResearchConfig,
         source: DataSource,
         max_output_bytes: int,
+        *,
+        catalog_for: Callable[[RequestInfo], Catalog],
     ) -> None:
+        self.catalog_for = catalog_for
         self.dispatcher = dispatcher
         self.rest_context = rest_context
         self.source = source
@@ -425,6 +442,12 @@ class _DataResearch:
 
     async def _call(self, function: Function, args: Mapping[str, Any], request: RequestInfo) -> Any:
         """The decoded answer; an error ToolResult (status, hint, body) raised as ToolError on a REST error."""
+        seen = self.catalog_for(request)
+        if seen is not self.dispatcher.catalog:
+            try:
+                seen.function(function.name)
+            except UnknownNameError:  # off this caller's surface: call_function would not call it either
+                raise ToolError("search and fetch answer no records with this caller's access") from None
         outcome = await self.dispatcher.call(function, args, await self.rest_context(request))
         if outcome.response is None:
             return outcome.value

@@ -23,13 +23,14 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from catalog.builder import load_catalog
-from catalog.model import Catalog
+from catalog.model import Catalog, Function
 from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError
 from gateway.lifespan import app_lifespan
 from gateway.reference import reference_page
 from gateway.research import DataSource, ResearchConfig
+from gateway.visibility import Caller
 from tests.gateway.conftest import serve_http
 
 pytestmark = pytest.mark.anyio
@@ -258,6 +259,41 @@ async def test_fetch_of_an_unknown_id_is_a_tool_error_saying_how_ids_look(id_: s
 
 
 # Data mode
+
+
+def admins_see_customers(caller: Caller, function: Function) -> bool:
+    return function.module != "customers" or caller.credentials.get("authorization") == f"Bearer {ADMIN_KEY}"
+
+
+async def test_under_a_per_caller_surface_search_and_fetch_know_only_the_callers_functions() -> None:
+    app, _ = make_gateway(True, visible=admins_see_customers)
+    async with connect(app, key=MEMBER_KEY) as member:
+        mine = search_results(await member.call_tool("search", {"query": "get a customer"}))
+        hidden = await member.call_tool("fetch", {"id": "function:customers.get_customer"})
+        missing = await member.call_tool("fetch", {"id": "function:customers.get_customr"})
+    async with connect(app, key=ADMIN_KEY) as admin:
+        theirs = search_results(await admin.call_tool("search", {"query": "get a customer"}))
+        shown_to_admin = document(await admin.call_tool("fetch", {"id": "function:customers.get_customer"}))
+    assert "function:customers.get_customer" in [hit["id"] for hit in theirs]
+    assert all(not hit["id"].startswith("function:customers.") for hit in mine)
+    assert hidden.is_error and missing.is_error
+    said = only_text(hidden).replace("customers.get_customer", "NAME")
+    # The same words as for a name that does not exist; the closest names come from the caller's own functions.
+    assert (
+        said.split(" Closest:")[0] == only_text(missing).replace("customers.get_customr", "NAME").split(" Closest:")[0]
+    )
+    assert "customers." not in said
+    assert shown_to_admin["metadata"]["module"] == "customers"
+
+
+async def test_under_a_per_caller_surface_data_search_answers_only_callers_who_may_call_its_function() -> None:
+    app, _ = make_gateway(ResearchConfig(data=CUSTOMERS), visible=admins_see_customers)
+    async with connect(app, key=MEMBER_KEY) as member:
+        refused = await member.call_tool("search", {"query": "liskov"})
+    async with connect(app, key=ADMIN_KEY) as admin:
+        hits = search_results(await admin.call_tool("search", {"query": "liskov"}))
+    assert refused.is_error and "no records with this caller's access" in only_text(refused)
+    assert [hit["id"] for hit in hits] == ["10"]
 
 
 async def test_data_search_returns_the_apis_records_with_the_callers_credentials() -> None:
