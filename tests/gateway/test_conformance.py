@@ -570,3 +570,45 @@ async def test_inspector_reads_the_gateways_resources_and_gets_its_prompts_over_
 async def test_inspector_reads_the_gateways_resources_and_gets_its_prompts_over_stdio(tmp_path: Path) -> None:
     server = [*DEMO_STDIO, "--cwd", str(REPO), "-e", f"MCP_GATEWAY_TOKEN={ADMIN_KEY}"]
     _assert_surface(await _inspect_surface(tmp_path, *server))
+
+
+def _assert_structured_order(listing: Any, called: Any) -> None:
+    tool = next(tool for tool in listing["tools"] if tool["name"] == "orders-get_order")
+    schema = tool["outputSchema"]
+    assert schema["type"] == "object" and {"id", "total_cents"} <= set(schema["properties"])
+    assert called.get("isError") is not True, called
+    assert called["structuredContent"]["id"] == 3
+    assert json.loads(called["content"][0]["text"]) == called["structuredContent"]
+
+
+async def test_inspector_sees_a_promoted_tools_output_schema_and_structured_content_over_http(tmp_path: Path) -> None:
+    gateway = Gateway(app=create_app(), whoami="users.get_current_user", tools=["orders.get_order"])
+    with serve_in_thread(gateway.standalone()) as base:
+        url = f"{base}/mcp"
+        listed_code, listing = await _inspect(tmp_path, url, "--method", "tools/list", "--strict")
+        called_code, called = await _inspect(
+            tmp_path,
+            *(url, "--method", "tools/call", "--tool-name", "orders-get_order", "--tool-arg", "order_id=3"),
+            *("--header", f"Authorization: Bearer {ADMIN_KEY}"),
+        )
+    assert (listed_code, called_code) == (0, 0)
+    _assert_structured_order(listing, called)
+
+
+async def test_inspector_sees_a_promoted_tools_output_schema_and_structured_content_over_stdio(tmp_path: Path) -> None:
+    server = [*DEMO_STDIO, "--tool", "orders.get_order", "--cwd", str(REPO), "-e", f"MCP_GATEWAY_TOKEN={ADMIN_KEY}"]
+    timeout = ("--connect-timeout", "60000")
+    listed_code, listing = await _inspect(tmp_path, *server, "--method", "tools/list", *timeout)
+    called_code, called = await _inspect(
+        tmp_path,
+        *server,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "orders-get_order",
+        "--tool-arg",
+        "order_id=3",
+        *timeout,
+    )
+    assert (listed_code, called_code) == (0, 0)
+    _assert_structured_order(listing, called)
