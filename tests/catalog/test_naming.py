@@ -56,6 +56,16 @@ def test_split_words_separates_camel_case_and_acronyms() -> None:
         ("get_model_info_v1_model_info_get", "get", "/v1/model/info", "get_model_info"),
         ("items_get", "get", "/items", "items_get"),
         ("list_pets", "get", "/pets", "list_pets"),
+        ("list_items_get", "get", "/items", "list"),
+        ("readX_items_get", "get", "/items", "readX"),
+        ("exportX__get", "get", "/", "exportX"),
+        # What stays whole: an id not ending in a method, a root id without FastAPI's `__`, an id made only of
+        # path words (from either end), a remainder without a letter.
+        ("read_items_items", "get", "/items", "read_items_items"),
+        ("read_root_get", "get", "/", "read_root_get"),
+        ("users_items_get", "get", "/items/users/items", "users_items_get"),
+        ("users_items_list_get", "get", "/users/items/list", "users_items_list_get"),
+        ("2_items_get", "get", "/items", "2_items_get"),
     ],
 )
 def test_fastapi_route_suffixes_are_stripped_from_operation_ids(
@@ -75,6 +85,8 @@ def test_functions_without_operation_id_are_named_from_the_route() -> None:
         ("/2010-04-01/Accounts/{Sid}/Calls.json", "accounts"),
         ("/v1", None),
         ("/{tenant}/things", "things"),
+        ("/Accounts.json", "accounts"),
+        ("/Accounts.JSON", "accounts"),
     ],
 )
 def test_path_resource_skips_api_and_version_segments(path: str, expected: str | None) -> None:

@@ -7,6 +7,8 @@ from typing import Any
 
 import jsonschema
 
+from catalog.render import FILE_HINT
+from catalog.schemas import file_schema
 from gateway.arguments import ArgumentProblem, argument_problems, oversized, schema_message
 
 
@@ -111,6 +113,30 @@ def test_a_value_of_sixty_characters_is_quoted_whole() -> None:
     value = "a" * 58  # 60 characters with its quotes
     ((_, text),) = problems({"type": "object", "properties": {"s": {"maxLength": 3}}}, {"s": value})
     assert text == f"argument 's': {value!r} is too long"
+
+
+def test_only_the_offending_value_is_cut_and_the_schema_quoting_it_stays_whole() -> None:
+    value = "a" * 100
+    schema = {"type": "object", "properties": {"s": {"not": {"const": value}}}}
+    ((_, text),) = problems(schema, {"s": value})
+    cut = f"{repr(value)[:60]}… (102 characters)"
+    assert text == f"argument 's': {cut} should not be valid under {{'const': {value!r}}}"
+
+
+def test_problems_of_validators_with_a_list_value_get_the_validators_own_wording() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"colour": {"enum": ["red", "blue"]}, "item": {"type": ["string", "null"]}},
+    }
+    assert problems(schema, {"colour": "green", "item": {"string": 1}}) == [
+        ("colour", "argument 'colour': 'green' is not one of ['red', 'blue']"),
+        ("item", "argument 'item': {'string': 1} is not of type 'string', 'null'"),
+    ]
+
+
+def test_a_file_argument_given_as_a_bare_string_is_blamed_with_the_form_that_works() -> None:
+    schema = {"type": "object", "properties": {"doc": file_schema()}}
+    assert problems(schema, {"doc": "hello"}) == [("doc", f"argument 'doc' is a file. {FILE_HINT}")]
 
 
 def test_a_long_message_is_cut_at_its_limit_with_an_ellipsis() -> None:

@@ -92,6 +92,8 @@ def document(top: list[dict[str, Any]] | None = None, **operation: Any) -> dict[
     ids=["upstream", "document-server", "operation-server"],
 )
 def test_a_url_with_a_password_is_refused_without_ever_printing_it(options: dict[str, Any], what: str) -> None:
+    # A copy: the parameter dicts outlive one run of the test (mutmut runs the suite more than once in a process).
+    options = dict(options)
     spec = options.pop("spec", document())
     with pytest.raises(ConfigError) as refused:
         Gateway(spec=spec, **options)

@@ -69,6 +69,11 @@ KIB = 1024
         ({"timeout": True}, "ScriptLimits.timeout must be a number of seconds, got True"),
         ({"memory_bytes": 64.0 * MIB}, "ScriptLimits.memory_bytes must be an integer, got 67108864.0"),
         ({"worker_uid": -1}, "ScriptLimits.worker_uid must be positive, got -1"),
+        (
+            {"worker_uid": 0},
+            "ScriptLimits.worker_uid is the id a worker switches to when the gateway runs as root; it cannot be 0 "
+            "(root): use an unprivileged one, e.g. 65534 (nobody)",
+        ),
     ],
 )
 def test_a_limit_just_past_its_boundary_is_refused_with_the_value_and_a_fix(
