@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
+import fnmatch
 import importlib
 import json
 import os
 import re
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
@@ -245,6 +247,8 @@ _ENVIRONMENT = """environment:
   MCP_GATEWAY_READ_ONLY, _DESTRUCTIVE, _WRITES        --read-only, --destructive, --writes (lists)
   MCP_GATEWAY_CHATGPT_TOOLS, _TIMEOUT, _MAX_OUTPUT_BYTES, _COMPACT_RESULTS
   MCP_GATEWAY_SCRIPTS, _SCRIPTS_ALLOW_WRITES
+  MCP_GATEWAY_SCOPES, _HIDE  --scope, --hide (lists)
+  MCP_GATEWAY_TASKS, _TASKS_STORE, _TASK_TIMEOUT      --tasks, --tasks-store, --task-timeout
   MCP_GATEWAY_FETCH_TIMEOUT seconds a `catalog` command waits for a spec URL (default 10, as --spec does)"""
 _SERVE_ENVIRONMENT = """
   MCP_GATEWAY_HOST, _PORT, _PATH, _REFERENCE_PATH, _METRICS_PATH
@@ -464,6 +468,42 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         default=_env("COMPACT_RESULTS", "") in ("1", "true", "yes"),
         help="JSON results as header-and-rows tables where that is 20%% shorter (bench/compact_results.py)",
     )
+    access = parser.add_argument_group("who sees what (patterns on full function names, e.g. 'orders.*')")
+    access.add_argument(
+        "--scope",
+        action="append",
+        default=_env_list("SCOPES"),
+        metavar="SCOPE=PATTERN",
+        help="an OAuth scope and functions it reaches (repeatable, also for one scope); a caller whose token "
+        "carries scopes then sees and calls only the functions they reach",
+    )
+    access.add_argument(
+        "--hide",
+        action="append",
+        default=_env_list("HIDE"),
+        metavar="PATTERN",
+        help="hide these functions from every caller: listings, search, describe, calls and scripts (repeatable)",
+    )
+    long_calls = parser.add_argument_group("long calls")
+    long_calls.add_argument(
+        "--tasks",
+        action="store_true",
+        default=_env("TASKS", "").lower() in ("1", "true", "yes"),
+        help="serve task-augmented tool calls (MCP tasks: a call that outlives the client's request timeout)",
+    )
+    long_calls.add_argument(
+        "--tasks-store",
+        default=os.environ.get("MCP_GATEWAY_TASKS_STORE"),
+        metavar="URL",
+        help="where task state lives (implies --tasks): redis://... when several instances serve, or a SQLite "
+        "file (default: in this process's memory)",
+    )
+    long_calls.add_argument(
+        "--task-timeout",
+        type=_seconds,
+        default=_env("TASK_TIMEOUT", "600"),
+        help="seconds one call run as a task may take (default 600)",
+    )
 
 
 def _shared_options(options: argparse.Namespace) -> dict[str, Any]:
@@ -483,7 +523,48 @@ def _shared_options(options: argparse.Namespace) -> dict[str, Any]:
         from gateway.credentials import header_templates
 
         shared["auth"] = header_templates(options.auth_header)
+    if options.scope:
+        shared["scopes"] = _scope_map(options.scope)
+    if options.hide:
+        shared["visible"] = _hiding(options.hide)
+    if options.tasks or options.tasks_store:
+        from gateway.tasks import TaskConfig
+
+        shared["tasks"] = TaskConfig(store=options.tasks_store, timeout=options.task_timeout)
     return shared
+
+
+def _scope_map(items: Sequence[str]) -> dict[str, list[str]]:
+    """`--scope SCOPE=PATTERN` items as the scope map `Gateway(scopes=...)` takes."""
+    scopes: dict[str, list[str]] = {}
+    for item in items:
+        scope, _, pattern = item.partition("=")
+        if not scope.strip() or not pattern.strip():
+            raise GatewayConfigError(
+                f"--scope takes SCOPE=PATTERN, e.g. orders:read=orders.get_*, not {item!r} (repeat it for more)"
+            )
+        scopes.setdefault(scope.strip(), []).append(pattern.strip())
+    return scopes
+
+
+def _hiding(patterns: Sequence[str]) -> Callable[[Any, Any], bool]:
+    """The `visible` rule of `--hide`: a function is visible unless a pattern names it."""
+    hidden = tuple(patterns)
+
+    def visible(caller: Any, function: Any) -> bool:
+        return not any(fnmatch.fnmatchcase(function.name, pattern) for pattern in hidden)
+
+    return visible
+
+
+def _check_hidden(gateway: Gateway, patterns: Sequence[str]) -> None:
+    """Refuse a `--hide` pattern that names no function: a typo would leave shown what was meant hidden."""
+    names = [function.name for function in gateway.catalog.functions()]
+    for pattern in patterns:
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+            close = difflib.get_close_matches(pattern, names, n=3)
+            hint = f"; closest: {', '.join(close)}" if close else "; `catalog search` finds the names"
+            raise GatewayConfigError(f"--hide {pattern!r} names no function{hint}")
 
 
 def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, bool]:
@@ -505,6 +586,7 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
             name=options.name or "demo-shop",
             **extra,
         )
+        _check_hidden(gateway, options.hide)
         return gateway, True
     if options.upstream and not options.spec:
         raise GatewayConfigError("--upstream needs --spec: the gateway reads the API's document from it")
@@ -523,6 +605,7 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
         instructions=options.instructions,
         **extra,
     )
+    _check_hidden(gateway, options.hide)
     return gateway, False
 
 

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from gateway import cli
+from gateway.app import Gateway
 from gateway.cli import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main
+from gateway.errors import ConfigError
 from tests.corpus import CORPUS
 from tests.gateway import shapes
 
@@ -316,3 +318,43 @@ def test_strict_check_lists_the_documents_own_validation_errors_at_their_pointer
     assert "  /paths/~1b/get/responses: {} should be non-empty" in capsys.readouterr().out
     assert main(["catalog", "check", "--strict", PETSTORE]) == EXIT_OK
     assert "the document is valid OpenAPI" in capsys.readouterr().out
+
+
+def _cli_gateway(*argv: str) -> Gateway:
+    gateway, _ = cli._build_gateway(cli._parser().parse_args(["serve", *argv]))
+    return gateway
+
+
+@pytest.mark.anyio
+async def test_hide_keeps_functions_from_every_caller() -> None:
+    gateway = _cli_gateway("--hide", "customers.*", "--hide", "orders.cancel_order")
+    headers = {"authorization": "Bearer demo-key-alice"}
+    modules = (await gateway.call_tool(headers, "search_functions", {})).texts[0]
+    called = await gateway.call_tool(headers, "call_function", {"name": "customers.list_customers", "args": {}})
+    found = (await gateway.call_tool(headers, "search_functions", {"query": "cancel an order"})).texts[0]
+    assert "\ncustomers (" not in modules and "\norders (" in modules
+    assert called.is_error and called.texts[0].startswith("Unknown function 'customers.list_customers'.")
+    assert "orders.cancel_order(" not in found
+
+
+def test_a_hide_pattern_that_names_no_function_is_refused_with_the_closest_names() -> None:
+    with pytest.raises(ConfigError, match=r"--hide 'orders.cancel_ordr' names no function; closest: "):
+        _cli_gateway("--hide", "orders.cancel_ordr")
+
+
+def test_scopes_from_flags_and_the_environment_map_oauth_scopes_to_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_GATEWAY_SCOPES", "shop:read=orders.get_*,shop:read=products.*")
+    gateway = _cli_gateway("--scope", "shop:admin=customers.*")
+    assert gateway.surface.scopes == {"shop:read": ("orders.get_*", "products.*"), "shop:admin": ("customers.*",)}
+    with pytest.raises(ConfigError, match=r"--scope takes SCOPE=PATTERN, e.g. .* not 'shop:read'"):
+        _cli_gateway("--scope", "shop:read")
+
+
+def test_tasks_flags_turn_on_task_calls_and_travel_into_the_stdio_entry(tmp_path: Path) -> None:
+    store = str(tmp_path / "tasks.sqlite3")
+    options = cli._parser().parse_args(["serve", "--tasks-store", store, "--task-timeout", "120"])
+    gateway, _ = cli._build_gateway(options)
+    assert gateway.tasks is not None and gateway.config.tasks is not None
+    assert (gateway.config.tasks.store, gateway.config.tasks.timeout) == (store, 120.0)
+    assert cli.stdio_args(options) == ["--tasks-store", store, "--task-timeout", "120"]
+    assert cli._build_gateway(cli._parser().parse_args(["serve"]))[0].tasks is None
