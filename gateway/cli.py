@@ -496,7 +496,7 @@ def _gateway_options(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("MCP_GATEWAY_TASKS_STORE"),
         metavar="URL",
         help="where task state lives (implies --tasks): redis://... when several instances serve, or a SQLite "
-        "file (default: in this process's memory)",
+        "file (default: the --oauth-store with --oauth, else this process's memory)",
     )
     long_calls.add_argument(
         "--task-timeout",
@@ -692,6 +692,7 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
         metrics_path=options.metrics_path,
         caller_key=os.environ.get("MCP_GATEWAY_CALLER_KEY") or None,
         **({"auth": oauth.server.auth} if oauth else {}),
+        **_oauth_tasks(options, oauth),
         **_script_config(options),
     )
     url = oauth.server.config.resource if oauth else f"http://{host}:{options.port}{options.path}"
@@ -726,6 +727,16 @@ def _serve(options: argparse.Namespace, out: TextIO) -> int:
         forwarded_allow_ips=",".join(trusted) if trusted else None,
     )
     return EXIT_OK
+
+
+def _oauth_tasks(options: argparse.Namespace, oauth: _OAuthSetup | None) -> dict[str, Any]:
+    """With --oauth and --tasks but no --tasks-store, tasks live in the OAuth store, which is already shared
+    by the instances that serve together (the OAuth server closes it)."""
+    if oauth is None or not options.tasks or options.tasks_store:
+        return {}
+    from gateway.tasks import TaskConfig
+
+    return {"tasks": TaskConfig(store=oauth.server.store, timeout=options.task_timeout)}
 
 
 def _print_client_setup(

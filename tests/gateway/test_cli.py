@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -358,3 +359,22 @@ def test_tasks_flags_turn_on_task_calls_and_travel_into_the_stdio_entry(tmp_path
     assert (gateway.config.tasks.store, gateway.config.tasks.timeout) == (store, 120.0)
     assert cli.stdio_args(options) == ["--tasks-store", store, "--task-timeout", "120"]
     assert cli._build_gateway(cli._parser().parse_args(["serve"]))[0].tasks is None
+
+
+@pytest.mark.anyio
+async def test_with_oauth_tasks_live_in_the_oauth_store_unless_a_tasks_store_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MCP_GATEWAY_OAUTH_SECRET", "s" * 40)
+    oauth_store = str(tmp_path / "oauth.sqlite3")
+    options = cli._parser().parse_args(["serve", "--oauth", "--tasks", "--oauth-store", oauth_store])
+    oauth = cli._oauth_server(options, "127.0.0.1", True)
+    gateway, _ = cli._build_gateway(options, auth=oauth.server.auth, **cli._oauth_tasks(options, oauth))
+    assert gateway.tasks is not None and gateway.tasks.store is oauth.server.store
+    await gateway.tasks.aclose()  # the OAuth server owns the store: the gateway's tasks leave it open
+    await oauth.server.store.put("task", "probe", {"open": True}, expires_at=time.time() + 60)
+
+    separate = str(tmp_path / "tasks.sqlite3")
+    options = cli._parser().parse_args(["serve", "--oauth", "--tasks-store", separate, "--oauth-store", oauth_store])
+    assert cli._oauth_tasks(options, oauth) == {}
+    await oauth.server.aclose()
