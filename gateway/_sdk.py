@@ -4,9 +4,9 @@ The HTTP transport serves most requests with the SDK's single-exchange kernel (`
 `Connection`), hands 2026-07-28 requests to the SDK's private single-exchange entry, and everything else to a
 per-request `StreamableHTTPSessionManager`. None of that is the SDK's documented API, so it lives here alone,
 pinned to the SDK versions it was checked against (`SUPPORTED_SDK`; tests/gateway/test_sdk.py fails with a
-clear message outside that range). The lean `tools/call` path's result shape (`handshake_call_result`) mirrors
-the SDK's per-version result sieve; the byte-for-byte tests in tests/gateway/test_streamable_http.py hold the
-two together.
+clear message outside that range). The lean `tools/call` paths mirror the SDK: `handshake_call_result` its
+per-version result sieve, `serve_modern_call` its 2026-07-28 entry's inbound ladder and writer; the
+byte-for-byte tests in tests/gateway/test_streamable_http.py hold each pair together.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import functools
 import importlib.metadata
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
@@ -32,6 +33,7 @@ from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.transport_context import TransportContext
 from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse, RequestId
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
@@ -47,6 +49,7 @@ __all__ = [
     "sdk_supported",
     "sdk_version",
     "send_task_status",
+    "serve_modern_call",
     "serve_notification",
     "serve_request",
     "serve_with_manager",
@@ -79,7 +82,21 @@ class PerRequestInstructions(Server[Any]):
 _ModernEntry = Callable[[Any, Any, bool, Any, Scope, Receive, Send], Awaitable[None]]
 _handle_modern_request: _ModernEntry | None
 try:  # The SDK's own 2026-era entry; private, so a future SDK without it falls back to the session manager.
+    from mcp.server._streamable_http_modern import _write as _write_modern
     from mcp.server._streamable_http_modern import handle_modern_request as _handle_modern_request
+    from mcp.server.runner import modern_error_data
+    from mcp.server.streamable_http import check_accept_headers
+    from mcp.shared.inbound import (
+        MCP_PARAM_HEADER_PREFIX,
+        InboundLadderRejection,
+        classify_inbound_request,
+        find_duplicated_routing_header,
+        validate_mcp_param_headers,
+    )
+    from mcp_types import methods as _methods
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    _PARAM_PREFIX: Final = MCP_PARAM_HEADER_PREFIX.lower()  # ASGI header names are lowercase
 except ImportError:  # pragma: no cover - depends on the SDK version
     _handle_modern_request = None
 
@@ -216,6 +233,96 @@ def handshake_call_result(result: ToolResult) -> dict[str, Any] | None:
     if result.structured is not None:
         wire["structuredContent"] = result.structured
     return wire
+
+
+_REQUEST_KEYS: Final = frozenset({"jsonrpc", "id", "method", "params"})
+_MODERN_CALL_PARAMS: Final = frozenset({"name", "arguments", "_meta"})
+
+
+async def serve_modern_call(
+    server: Any,
+    serves: Callable[[str], bool],
+    annotated: Callable[[str], bool],
+    answer: Callable[[str, Mapping[str, Any]], Awaitable[ToolResult]],
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    body: bytes,
+) -> bool:
+    """Answer a 2026-07-28 `tools/call` of a known tool in JSON without the SDK's kernel, as its single-exchange
+    entry (`handle_modern_request`) would; `annotated(name)` says whether the tool's input schema marks any
+    property `x-mcp-header`. False, having sent nothing, for any request that entry would treat
+    otherwise (a rejection, an unusual envelope, middleware that records) — the SDK's entry then serves it.
+
+    The same inbound ladder runs (routing-header duplicates, the per-request envelope's classification, the
+    `Mcp-Param-*` header check, the method's params surface), then `answer` (what the SDK's handler runs), the
+    SDK's result sieve and `serverInfo` stamp, and its writer, so status, headers and body are the entry's own.
+    """
+    if _handle_modern_request is None or not lean_calls_allowed(server):
+        return False
+    request = Request(scope, receive)
+    if not check_accept_headers(request)[0]:
+        return False
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    if type(decoded) is not dict or decoded.keys() != _REQUEST_KEYS:
+        return False
+    request_id, params = decoded["id"], decoded["params"]
+    if decoded["jsonrpc"] != "2.0" or decoded["method"] != "tools/call" or type(request_id) not in (int, str):
+        return False
+    if type(params) is not dict or not params.keys() <= _MODERN_CALL_PARAMS:
+        return False
+    name, arguments = params.get("name"), params.get("arguments")
+    if type(name) is not str or not serves(name) or (arguments is not None and type(arguments) is not dict):
+        return False
+    headers = request.headers
+    if find_duplicated_routing_header(headers.items()) is not None:
+        return False
+    verdict = classify_inbound_request(decoded, headers=dict(headers))
+    if isinstance(verdict, InboundLadderRejection):
+        return False
+    # The header check compares annotated (`x-mcp-header`) properties only: a schema without any passes them all.
+    if annotated(name) and (arguments or any(key.startswith(_PARAM_PREFIX) for key in headers)):
+        schema = server.get_tool_input_schema(name) if server.get_tool_input_schema is not None else None
+        if schema is None or validate_mcp_param_headers(schema, arguments or {}, headers) is not None:
+            return False
+    version = verdict.protocol_version
+    try:
+        _methods.validate_client_request("tools/call", version, params)
+    except (ValidationError, KeyError):
+        return False
+    message: JSONRPCResponse | JSONRPCError
+    try:
+        result = await answer(name, arguments or {})
+        message = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=modern_call_result(server, result, version))
+    except Exception as error:  # boundary: as the entry maps whatever the kernel raises
+        message = JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(error))
+    await _write_modern(message, scope, receive, send)
+    return True
+
+
+def modern_call_result(server: Any, result: ToolResult, version: str) -> dict[str, Any]:
+    """The wire `CallToolResult` at a 2026-era `version`, as the SDK's kernel shapes a handler's result: dumped,
+    sieved for the version, `resultType` and the `serverInfo` `_meta` stamp added."""
+    dumped = handshake_call_result(result)
+    if dumped is not None:
+        dumped["resultType"] = "complete"  # the SDK's `CallToolResult` model's default, which its dump carries
+    else:
+        from gateway.server import wire_result
+
+        dumped = wire_result(result).model_dump(by_alias=True, mode="json", exclude_none=True)
+    # The sieve validates and re-dumps: its output (keys, order, values) does not depend on the input's order.
+    dumped = _methods.serialize_server_result("tools/call", version, dumped)
+    if version in MODERN_PROTOCOL_VERSIONS and dumped.get("resultType") is None:
+        dumped["resultType"] = "complete"
+    meta = dumped.get("_meta")
+    if meta is None:
+        dumped["_meta"] = {types.SERVER_INFO_META_KEY: server.server_info_stamp}
+    elif isinstance(meta, dict) and meta.get(types.SERVER_INFO_META_KEY) is None:
+        dumped["_meta"] = {**meta, types.SERVER_INFO_META_KEY: server.server_info_stamp}
+    return dumped
 
 
 def _b64(data: bytes) -> str:

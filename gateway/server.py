@@ -11,6 +11,7 @@ when the endpoint is first served (`server`), not when it is built: building and
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -166,6 +167,14 @@ class McpEndpoint:
     def serves(self, name: str) -> bool:
         """Whether `name` is one of this endpoint's tools."""
         return name in self._specs
+
+    def param_headers(self, name: str) -> bool:
+        """Whether tool `name`'s input schema marks any property `x-mcp-header` (2026-07-28 `Mcp-Param-*`)."""
+        return name in self._annotated
+
+    @functools.cached_property
+    def _annotated(self) -> frozenset[str]:
+        return frozenset(name for name, spec in self._specs.items() if "x-mcp-header" in json.dumps(spec.input_schema))
 
     def http_app(
         self, *, security: TransportSecurity | None = None, max_body_bytes: int = 4 * 1024 * 1024

@@ -34,6 +34,7 @@ from gateway.transport_security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, Transpo
 
 if TYPE_CHECKING:
     from gateway.server import McpEndpoint
+    from gateway.toolspec import ToolResult
 
 __all__ = ["LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "StreamableHttpApp", "TransportSecurity", "request_info"]
 
@@ -190,8 +191,10 @@ class StreamableHttpApp:
     same validation, middleware, per-version result sieve and error mapping) without the per-request session
     manager, streams and task group, which cost more than the tool call itself. A plain `tools/call` of a
     known tool (params `name` and `arguments` only, while the SDK's middleware would record nothing) goes
-    straight to `McpEndpoint.answer_call`, what the kernel's handler runs. Either way the answer is what the
-    SDK's stateless JSON transport sends, byte for byte. Every other request goes to the SDK's session manager.
+    straight to `McpEndpoint.answer_call`, what the kernel's handler runs. A 2026-07-28 `tools/call` of a known
+    tool answered in JSON (`_sdk.serve_modern_call`) runs the SDK entry's own inbound checks, then
+    `answer_call`, the SDK's result sieve and writer, without its kernel. Either way the answer is what the
+    SDK's transport sends, byte for byte. Every other request goes to the SDK's session manager or entry.
     """
 
     def __init__(
@@ -303,6 +306,23 @@ class StreamableHttpApp:
         # MCP 2026-07-28 transports: a request's notifications (progress) travel on its SSE answer.
         stream = version in MODERN_PROTOCOL_VERSIONS and b"progressToken" in body
         stream = stream and _modern_wants_progress(body, headers)
+        if self.single_exchange and not stream and version in MODERN_PROTOCOL_VERSIONS and b"tools/call" in body:
+            info: RequestInfo = scope[_REQUEST_INFO]
+
+            async def call(name: str, arguments: Mapping[str, Any]) -> ToolResult:
+                return await self.endpoint.answer_call(name, arguments, info)
+
+            if await _sdk.serve_modern_call(
+                self.endpoint.server,
+                self.endpoint.serves,
+                self.endpoint.param_headers,
+                call,
+                scope,
+                receive,
+                send,
+                body,
+            ):
+                return
         await self._serve_sdk(scope, receive, send, stream=stream)
 
     async def _serve_sdk(self, scope: Scope, receive: Receive, send: Send, *, stream: bool = False) -> None:

@@ -15,8 +15,11 @@ import httpx2
 import pytest
 from starlette.types import Receive, Scope, Send
 
+from gateway.caller import RequestInfo
+from gateway.server import McpEndpoint
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
-from tests.gateway.conftest import toy_endpoint
+from gateway.toolspec import ToolResult, ToolSpec
+from tests.gateway.conftest import TOY_TOOLS, toy_endpoint, toy_handle
 
 pytestmark = pytest.mark.anyio
 
@@ -43,11 +46,16 @@ class _Counting(StreamableHttpApp):
 
 
 async def _both(
-    body: bytes, headers: dict[str, str], *, handed_over: int, max_body_bytes: int = 4096
+    body: bytes,
+    headers: dict[str, str],
+    *,
+    handed_over: int,
+    max_body_bytes: int = 4096,
+    endpoint: McpEndpoint | None = None,
 ) -> list[tuple[Any, ...]]:
     """(status, content type, body) from the single-exchange app and from the SDK-only app."""
     answers = []
-    endpoint = toy_endpoint()
+    endpoint = endpoint or toy_endpoint()
     for single_exchange in (True, False):
         app = _Counting(
             endpoint, security=TransportSecurity(), max_body_bytes=max_body_bytes, single_exchange=single_exchange
@@ -143,15 +151,91 @@ MODERN_META = {
 }
 
 
-@pytest.mark.parametrize(
-    ("method_header", "status"), [("tools/call", 200), ("tools/list", 400)], ids=["a call", "a mismatched Mcp-Method"]
+#: A tool whose `region` argument is routed in an `Mcp-Param-Region` header (2026-07-28, `x-mcp-header`).
+ROUTED = ToolSpec(
+    name="route",
+    title="Route",
+    description="Answer from a region.",
+    input_schema={
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}, "note": {"type": "string"}},
+        "required": ["region"],
+        "additionalProperties": False,
+    },
+    read_only=True,
+    destructive=False,
+    idempotent=True,
+    open_world=False,
 )
-async def test_a_2026_07_28_request_gets_the_answer_the_sdks_manager_gives(method_header: str, status: int) -> None:
-    body = json.dumps(_call("echo", {"text": "hi"}, _meta=MODERN_META)).encode()
-    headers = {**JSON_HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": method_header, "mcp-name": "echo"}
-    fast, sdk = await _both(body, headers, handed_over=1)
+
+
+async def _routed_handle(name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    if name == "route":
+        return ToolResult.text(f"served from {args['region']}")
+    return await toy_handle(name, args, request)
+
+
+def _routed_endpoint() -> McpEndpoint:
+    return McpEndpoint(
+        name="toy", version="1.2.3", instructions=None, tools=(*TOY_TOOLS, ROUTED), handle=_routed_handle
+    )
+
+
+def _modern(name: str, arguments: Any, request_id: Any = 1) -> bytes:
+    return json.dumps(_call(name, arguments, request_id, _meta=MODERN_META)).encode()
+
+
+#: 2026-07-28 requests: (body, extra headers, handed to the SDK's entry by the single-exchange app).
+MODERN_CALLS: dict[str, tuple[bytes, dict[str, str], int]] = {
+    "text and structured content": (_modern("echo", {"text": "hi", "shout": True}), {}, 0),
+    "a string id": (_modern("echo", {"text": "hi"}, "call-7"), {}, 0),
+    "id zero": (_modern("echo", {"text": "hi"}, 0), {}, 0),
+    "a tool error": (_modern("refuse", {}), {"mcp-name": "refuse"}, 0),
+    "a crashing tool": (_modern("crash", {}), {"mcp-name": "crash"}, 0),
+    "invalid arguments": (_modern("echo", {"shout": "loud"}), {}, 0),
+    "images and binary content": (_modern("picture", {}), {"mcp-name": "picture"}, 0),
+    "the request's headers": (_modern("whoami", {}), {"mcp-name": "whoami"}, 0),
+    "a routed argument with its header": (
+        _modern("route", {"region": "eu"}),
+        {"mcp-name": "route", "mcp-param-region": "eu"},
+        0,
+    ),
+    "a routed argument whose header disagrees": (
+        _modern("route", {"region": "eu"}),
+        {"mcp-name": "route", "mcp-param-region": "us"},
+        1,
+    ),
+    "a routed argument without its header": (_modern("route", {"region": "eu"}), {"mcp-name": "route"}, 1),
+    "an Mcp-Param header for a tool that routes nothing": (_modern("echo", {"text": "hi"}), {"mcp-param-text": "x"}, 0),
+    "arguments that are not an object": (_modern("echo", "hi"), {}, 1),
+    "an unknown tool": (_modern("nope", {}), {"mcp-name": "nope"}, 1),
+    "a mismatched Mcp-Method": (_modern("echo", {"text": "hi"}), {"mcp-method": "tools/list"}, 1),
+    "a mismatched Mcp-Name": (_modern("echo", {"text": "hi"}), {"mcp-name": "whoami"}, 1),
+    "an envelope without its protocol version": (
+        json.dumps(_call("echo", {"text": "hi"}, _meta={"io.modelcontextprotocol/clientCapabilities": {}})).encode(),
+        {},
+        1,
+    ),
+    "an Accept without JSON": (_modern("echo", {"text": "hi"}), {"accept": "text/event-stream"}, 1),
+}
+
+
+@pytest.mark.parametrize("case", list(MODERN_CALLS))
+async def test_a_2026_07_28_call_is_answered_byte_for_byte_as_the_sdks_own_entry_answers(case: str) -> None:
+    body, extra, handed_over = MODERN_CALLS[case]
+    headers = {
+        **JSON_HEADERS,
+        "authorization": "Bearer t0k3n",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "echo",
+        **extra,
+    }
+    fast, sdk = await _both(body, headers, handed_over=handed_over, endpoint=_routed_endpoint())
     assert fast == sdk
-    assert fast[0] == status
+    if handed_over == 0:
+        assert fast[0] == 200 and fast[1] == "application/json"
+        assert b'"resultType":"complete"' in fast[2] and b"io.modelcontextprotocol/serverInfo" in fast[2]
 
 
 async def test_a_per_request_session_manager_logs_nothing_at_info(caplog: pytest.LogCaptureFixture) -> None:
