@@ -5,8 +5,10 @@ call and FastMCP, measured with a raw-socket client.
     .venv/bin/python bench/call_latency.py --calls 500 --duration 2 --concurrency 16 --json /tmp/calls.json
     .venv/bin/python bench/call_latency.py --no-fastmcp --profile /tmp/gateway.prof   # cProfile our server
 
-Two uvicorn servers run on 127.0.0.1, each one process with the same settings (asyncio loop, h11, no access
-log), pinned to `--server-cpu`; this client runs pinned to `--client-cpu`, so the two never share a core:
+Two uvicorn servers run on 127.0.0.1, each one process pinned to `--server-cpu` (no access log); this client
+runs pinned to `--client-cpu`, so the two never share a core. Ours is served as `mcp-gateway serve` serves
+(`gateway.serving`: httptools and uvloop when installed, the read deadline, `gc.freeze()` after start-up;
+`--stack h11` for plain h11 and asyncio), FastMCP with uvicorn's defaults (what its own runner uses):
 
 - ours, in the project's .venv: the demo shop (`gateway.demo.create_app()`) with `Gateway(app=app)` mounted
   at /mcp, orders.get_order promoted to a tool. It serves the direct REST call (`GET /orders/3`), the MCP
@@ -60,6 +62,16 @@ FASTMCP_THROUGHPUT_TARGET = 3.0
 REST_THROUGHPUT_TARGET = 0.5
 
 
+STACKS = {
+    "shipped": "as `mcp-gateway serve` serves (httptools, uvloop, gc.freeze() after start-up)",
+    "h11": "on plain h11 and asyncio, without gc.freeze()",
+}
+STACK_OPTION = {
+    "choices": tuple(STACKS),
+    "default": "shipped",
+    "help": "how our server is served: " + "; ".join(f"{name}: {what}" for name, what in STACKS.items()),
+}
+
 # The servers: run with --server KIND, print "PORT <n>" once serving, stop when stdin closes (or on SIGTERM).
 
 
@@ -109,7 +121,7 @@ def _fastmcp_app() -> Any:
     )
 
 
-def serve(kind: ServerKind, profile: Path | None, cpu: int | None) -> None:
+def serve(kind: ServerKind, profile: Path | None, cpu: int | None, stack: str = "shipped") -> None:
     """Serve `kind` on a free port of 127.0.0.1 until stdin closes; with `profile`, cProfile the whole run into it."""
     import uvicorn
 
@@ -120,11 +132,24 @@ def serve(kind: ServerKind, profile: Path | None, cpu: int | None) -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(
-        app, loop="asyncio", http="h11", lifespan="on", log_level="warning", access_log=False, timeout_keep_alive=60
-    )
+    options: dict[str, Any] = {"lifespan": "on", "log_level": "warning", "access_log": False, "timeout_keep_alive": 60}
+    base: type[uvicorn.Server] = uvicorn.Server
+    if kind == "ours":
+        from gateway.serving import GatewayServer, ServeLimits
+        from gateway.serving import config as serving_config
 
-    class Server(uvicorn.Server):
+        plain = stack == "h11"
+        config = serving_config(
+            app, host="127.0.0.1", port=0, limits=ServeLimits(), http="h11" if plain else "auto", **options
+        )
+        if plain:
+            config.loop = "asyncio"
+        else:
+            base = GatewayServer
+    else:
+        config = uvicorn.Config(app, **options)
+
+    class Server(base):  # type: ignore[valid-type, misc]
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
             print(f"PORT {sock.getsockname()[1]}", flush=True)
@@ -195,9 +220,11 @@ class BenchError(Exception):
 
 
 @contextmanager
-def running(python: Path | str, kind: ServerKind, profile: Path | None, cpu: int | None) -> Iterator[int]:
+def running(
+    python: Path | str, kind: ServerKind, profile: Path | None, cpu: int | None, stack: str = "shipped"
+) -> Iterator[int]:
     """Start a server process; yields its port and stops it on exit (`SERVER_PIDS` maps the port to its pid)."""
-    command = [str(python), str(Path(__file__).resolve()), "--server", kind]
+    command = [str(python), str(Path(__file__).resolve()), "--server", kind, "--stack", stack]
     if profile is not None:
         command += ["--profile", str(profile)]
     if cpu is not None:
@@ -431,7 +458,7 @@ def report(results: Sequence[Result], args: argparse.Namespace) -> str:
         f"Latency: {args.calls} sequential calls per side (median, p95). Throughput: {args.concurrency} connections, "
         f"{args.duration:g} s per side, median of {args.rounds} rounds. Raw-socket HTTP/1.1 client on CPU "
         f"{args.client_cpu}, each server one uvicorn process on CPU {args.server_cpu}; {os.cpu_count()} CPUs, "
-        f"Python {sys.version.split()[0]}.",
+        f"Python {sys.version.split()[0]}; ours served {STACKS[args.stack]}.",
         "",
         render_table(rows),
         "",
@@ -465,7 +492,7 @@ def run(args: argparse.Namespace) -> int:
     pin(args.client_cpu)
     fastmcp_python = None if args.no_fastmcp else ensure_fastmcp()
     with ExitStack() as stack:
-        ours = stack.enter_context(running(sys.executable, "ours", args.profile, args.server_cpu))
+        ours = stack.enter_context(running(sys.executable, "ours", args.profile, args.server_cpu, args.stack))
         fastmcp = (
             stack.enter_context(running(fastmcp_python, "fastmcp", None, args.server_cpu))
             if fastmcp_python is not None
@@ -535,9 +562,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path, metavar="FILE", help="cProfile our server into FILE (pstats)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
     parser.add_argument("--server", choices=("ours", "fastmcp"), help=argparse.SUPPRESS)
+    parser.add_argument("--stack", **STACK_OPTION)  # type: ignore[arg-type]
     args = parser.parse_args(argv)
     if args.server:
-        serve(args.server, args.profile, args.server_cpu)
+        serve(args.server, args.profile, args.server_cpu, args.stack)
         return 0
     for name in ("calls", "concurrency", "rounds"):
         if getattr(args, name) < 1:

@@ -4,9 +4,9 @@
     .venv/bin/python bench/concurrency.py --clients 32 --duration 3 --rounds 1 --no-fastmcp
 
 The servers are call_latency.py's (the demo shop with the gateway mounted at /mcp, one uvicorn process pinned to
-`--server-cpu`; FastMCP over the same app in bench/.venv-bench), the client the raw-socket driver of
-bench/_rawhttp.py pinned to `--client-cpu`. Each of `--clients` connections keeps one call in flight for
-`--duration` seconds. Sides, in turns per round:
+`--server-cpu`, served as `mcp-gateway serve` serves unless `--stack h11`; FastMCP over the same app in
+bench/.venv-bench), the client the raw-socket driver of bench/_rawhttp.py pinned to `--client-cpu`. Each of
+`--clients` connections keeps one call in flight for `--duration` seconds. Sides, in turns per round:
 
 - REST: `GET /orders/3` on every connection (the app's own capacity, the baseline);
 - ours, mixed: connection n cycles through call_function orders.get_order, search_functions "refund an order"
@@ -28,7 +28,17 @@ from contextlib import ExitStack
 
 from _competitor import ensure_fastmcp
 from _rawhttp import Load, drive, pin, request_bytes
-from call_latency import HOST, ORDER_ID, PROTOCOL_VERSION, BenchError, _default_cpus, render_table, running
+from call_latency import (
+    HOST,
+    ORDER_ID,
+    PROTOCOL_VERSION,
+    STACK_OPTION,
+    STACKS,
+    BenchError,
+    _default_cpus,
+    render_table,
+    running,
+)
 
 P99_TARGET_MS = 100.0
 
@@ -101,13 +111,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--client-cpu", type=int, default=client_cpu)
     parser.add_argument("--server-cpu", type=int, default=server_cpu)
     parser.add_argument("--no-fastmcp", action="store_true", help="leave FastMCP out")
+    parser.add_argument("--stack", **STACK_OPTION)  # type: ignore[arg-type]
     args = parser.parse_args(argv)
     pin(args.client_cpu)
     fastmcp_python = None if args.no_fastmcp else ensure_fastmcp()
     loads: dict[str, list[Load]] = {}
     try:
         with ExitStack() as stack:
-            ours = stack.enter_context(running(sys.executable, "ours", None, args.server_cpu))
+            ours = stack.enter_context(running(sys.executable, "ours", None, args.server_cpu, args.stack))
             fastmcp = (
                 stack.enter_context(running(fastmcp_python, "fastmcp", None, args.server_cpu))
                 if fastmcp_python is not None
@@ -145,7 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     print(
         f"{args.clients} connections, {args.duration:g} s per side, median of {args.rounds} rounds by p99; "
-        f"raw-socket client on CPU {args.client_cpu}, one uvicorn process on CPU {args.server_cpu}.\n"
+        f"raw-socket client on CPU {args.client_cpu}, one uvicorn process on CPU {args.server_cpu}; ours served "
+        f"{STACKS[args.stack]}.\n"
     )
     print(render_table(rows))
     mixed = chosen["ours mixed (call, search, describe)"]

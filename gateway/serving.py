@@ -2,21 +2,33 @@
 
 uvicorn waits for a request's headers and body as long as the client cares to trickle them (its keep-alive
 timeout starts only after a response), so 200 connections sending a byte now and then stay open for ever.
-`GuardedH11Protocol` gives every request a deadline to arrive whole (`read_timeout`, from its first byte or
-from the end of the previous response), and `max_connections` caps the connections one process holds.
+The guarded protocols (uvicorn's httptools one when httptools is installed, else its h11 one) give every
+request a deadline to arrive whole (`read_timeout`, from its first byte or from the end of the previous
+response), and `max_connections` caps the connections one process holds. `GatewayServer` freezes what start-up
+made, so the garbage collector's full passes stop stalling requests.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import socket
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["GuardedH11Protocol", "ServeLimits", "serve"]
+__all__ = [
+    "GatewayServer",
+    "GuardedH11Protocol",
+    "HttpImplementation",
+    "ServeLimits",
+    "config",
+    "guarded_protocol",
+    "serve",
+]
 
 logger = logging.getLogger("gateway.serving")
 
@@ -37,16 +49,19 @@ class ServeLimits:
             raise ConfigError(f"max_connections must be 1 or more, got {self.max_connections!r}")
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol, closing a connection whose request does not arrive whole in time."""
+class _ReadDeadline(asyncio.Protocol):
+    """Closes a connection whose request does not arrive whole within `read_timeout`: from the connection's
+    start, then from the end of each response. Mixed into uvicorn's HTTP protocols (h11 and httptools alike:
+    both keep the request being answered in `cycle`)."""
 
     read_timeout: float = ServeLimits().read_timeout
+    _read_deadline: asyncio.TimerHandle | None = None
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+    cycle: Any
+    client: Any
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._read_deadline: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         self._arm()
 
@@ -54,13 +69,13 @@ class GuardedH11Protocol(H11Protocol):
         self._disarm()
         super().connection_lost(exc)
 
-    def handle_events(self) -> None:
-        super().handle_events()
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
         if self._answering():
             self._disarm()  # the request is in; the app's own deadline (the gateway's timeout) takes over
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]  # both uvicorn protocols define it
         if not self.transport.is_closing():
             self._arm()  # the next request on this connection gets the same deadline
 
@@ -88,23 +103,70 @@ class GuardedH11Protocol(H11Protocol):
         self.transport.close()
 
 
-def guarded_protocol(limits: ServeLimits) -> type[GuardedH11Protocol]:
-    """The protocol class with `limits.read_timeout` (uvicorn builds one instance per connection)."""
-    return type("GuardedH11Protocol", (GuardedH11Protocol,), {"read_timeout": limits.read_timeout})
+class GuardedH11Protocol(_ReadDeadline, H11Protocol):
+    """uvicorn's h11 protocol (pure Python), closing a connection whose request does not arrive whole in time."""
 
 
-def config(app: Any, *, host: str, port: int, limits: ServeLimits, **options: Any) -> uvicorn.Config:
-    """The uvicorn config that serves `app` with `limits`: requests past `max_connections` get 503."""
+def _httptools_protocol() -> type[_ReadDeadline] | None:
+    """uvicorn's httptools protocol with the same deadline, when httptools is installed (as it is with the
+    gateway's own dependencies): its C parser reads a request in a fraction of h11's time."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    except ImportError:  # pragma: no cover - httptools is a dependency; a trimmed install falls back to h11
+        return None
+
+    class GuardedHttpToolsProtocol(_ReadDeadline, HttpToolsProtocol):
+        """uvicorn's httptools protocol, closing a connection whose request does not arrive whole in time."""
+
+    return GuardedHttpToolsProtocol
+
+
+HttpImplementation = Literal["auto", "httptools", "h11"]
+
+
+def guarded_protocol(limits: ServeLimits, http: HttpImplementation = "auto") -> type[asyncio.Protocol]:
+    """The protocol class with `limits.read_timeout` (uvicorn builds one instance per connection): httptools'
+    when `http` is "auto" and it is installed, or "httptools"; else h11's."""
+    base: type[_ReadDeadline] = GuardedH11Protocol
+    if http != "h11":
+        fast = _httptools_protocol()
+        if fast is not None:
+            base = fast
+        elif http == "httptools":
+            from gateway.errors import ConfigError
+
+            raise ConfigError("http='httptools' needs the httptools package: pip install httptools")
+    return type(base.__name__, (base,), {"read_timeout": limits.read_timeout})
+
+
+def config(
+    app: Any, *, host: str, port: int, limits: ServeLimits, http: HttpImplementation = "auto", **options: Any
+) -> uvicorn.Config:
+    """The uvicorn config that serves `app` with `limits`: requests past `max_connections` get 503; httptools
+    parses requests when installed (`http`), and uvicorn's own "auto" picks uvloop's event loop likewise."""
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=guarded_protocol(limits),
+        http=guarded_protocol(limits, http),
         limit_concurrency=limits.max_connections,
         **options,
     )
 
 
+class GatewayServer(uvicorn.Server):
+    """uvicorn's server that, once the app has started (catalog built, lifespan run), moves every object alive
+    then to the garbage collector's permanent generation (`gc.freeze()`): the app, the catalog and the
+    libraries stay in memory for the process's life, and full collections no longer walk them on every pass,
+    which otherwise stalls every request in flight for tens of milliseconds."""
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if self.started:
+            gc.collect()
+            gc.freeze()
+
+
 def serve(app: Any, *, host: str, port: int, limits: ServeLimits, **options: Any) -> None:
     """Run `app` until stopped (uvicorn.run's signal handling), with `limits`."""
-    uvicorn.Server(config(app, host=host, port=port, limits=limits, **options)).run()
+    GatewayServer(config(app, host=host, port=port, limits=limits, **options)).run()

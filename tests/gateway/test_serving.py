@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import socket
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,7 +17,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from gateway import ConfigError, Gateway
-from gateway.serving import ServeLimits, config
+from gateway.serving import GatewayServer, HttpImplementation, ServeLimits, config
 from tests.gateway.conftest import _Uvicorn
 
 pytestmark = pytest.mark.anyio
@@ -29,9 +31,16 @@ async def hello(request: Request) -> PlainTextResponse:
 APP = Starlette(routes=[Route("/", hello, methods=["GET", "POST"])])
 
 
+@pytest.fixture(params=["httptools", "h11"])
+def http(request: pytest.FixtureRequest) -> HttpImplementation:
+    """Each guard test runs on both of uvicorn's HTTP parsers: httptools (the default) and h11."""
+    return request.param  # type: ignore[no-any-return]
+
+
 @asynccontextmanager
-async def guarded(limits: ServeLimits) -> AsyncIterator[int]:
-    server = _Uvicorn(config(APP, host="127.0.0.1", port=0, limits=limits, log_level="warning", lifespan="off"))
+async def guarded(limits: ServeLimits, http: HttpImplementation) -> AsyncIterator[int]:
+    options = {"log_level": "warning", "lifespan": "off"}
+    server = _Uvicorn(config(APP, host="127.0.0.1", port=0, limits=limits, http=http, **options))
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve)
         with anyio.fail_after(10):
@@ -60,8 +69,10 @@ GET = b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n"
     [b"", b"POST / HTTP/1.1\r\nHost: local", b'POST / HTTP/1.1\r\nHost: l\r\nContent-Length: 100\r\n\r\n{"a": 1'],
     ids=["nothing", "half-the-headers", "half-the-body"],
 )
-async def test_a_request_that_does_not_arrive_whole_in_time_has_its_connection_closed(partial: bytes) -> None:
-    async with guarded(ServeLimits(read_timeout=0.5)) as port:
+async def test_a_request_that_does_not_arrive_whole_in_time_has_its_connection_closed(
+    partial: bytes, http: HttpImplementation
+) -> None:
+    async with guarded(ServeLimits(read_timeout=0.5), http) as port:
         stream = await anyio.connect_tcp("127.0.0.1", port)
         async with stream:
             await stream.send(partial)
@@ -71,8 +82,8 @@ async def test_a_request_that_does_not_arrive_whole_in_time_has_its_connection_c
             assert time.monotonic() - started >= 0.4
 
 
-async def test_trickling_connections_never_hold_up_a_whole_request() -> None:
-    async with guarded(ServeLimits(read_timeout=0.5)) as port:
+async def test_trickling_connections_never_hold_up_a_whole_request(http: HttpImplementation) -> None:
+    async with guarded(ServeLimits(read_timeout=0.5), http) as port:
         tricklers = [await anyio.connect_tcp("127.0.0.1", port) for _ in range(50)]
         for stream in tricklers:
             await stream.send(b"POST / HTTP/1.1\r\nHo")
@@ -87,8 +98,8 @@ async def test_trickling_connections_never_hold_up_a_whole_request() -> None:
     assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"hello")
 
 
-async def test_a_kept_alive_connection_gets_the_same_deadline_for_its_next_request() -> None:
-    async with guarded(ServeLimits(read_timeout=0.5)) as port:
+async def test_a_kept_alive_connection_gets_the_same_deadline_for_its_next_request(http: HttpImplementation) -> None:
+    async with guarded(ServeLimits(read_timeout=0.5), http) as port:
         stream = await anyio.connect_tcp("127.0.0.1", port)
         async with stream:
             await stream.send(GET)
@@ -99,8 +110,8 @@ async def test_a_kept_alive_connection_gets_the_same_deadline_for_its_next_reque
     assert first.startswith(b"HTTP/1.1 200") and rest == b""
 
 
-async def test_past_the_connection_cap_requests_are_answered_503() -> None:
-    async with guarded(ServeLimits(read_timeout=5, max_connections=3)) as port:
+async def test_past_the_connection_cap_requests_are_answered_503(http: HttpImplementation) -> None:
+    async with guarded(ServeLimits(read_timeout=5, max_connections=3), http) as port:
         idle = [await anyio.connect_tcp("127.0.0.1", port) for _ in range(3)]
         with anyio.fail_after(5):
             stream = await anyio.connect_tcp("127.0.0.1", port)
@@ -110,6 +121,36 @@ async def test_past_the_connection_cap_requests_are_answered_503() -> None:
         for stream in idle:
             await stream.aclose()
     assert answer.startswith(b"HTTP/1.1 503")
+
+
+def test_the_server_parses_requests_with_httptools_when_it_is_installed() -> None:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    default = config(APP, host="127.0.0.1", port=0, limits=ServeLimits()).http
+    assert isinstance(default, type) and issubclass(default, HttpToolsProtocol)
+    plain = config(APP, host="127.0.0.1", port=0, limits=ServeLimits(), http="h11").http
+    assert isinstance(plain, type) and issubclass(plain, H11Protocol)
+
+
+async def test_once_started_the_server_freezes_what_start_up_made_out_of_the_collectors_way() -> None:
+    class Started(GatewayServer):
+        done = anyio.Event()
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            self.done.set()
+
+    before = gc.get_freeze_count()
+    server = Started(config(APP, host="127.0.0.1", port=0, limits=ServeLimits(), lifespan="off"))
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.serve)
+        with anyio.fail_after(10):
+            await server.done.wait()
+        frozen = gc.get_freeze_count()
+        server.should_exit = True
+    gc.unfreeze()
+    assert frozen > before
 
 
 @pytest.mark.parametrize(("option", "value"), [("read_timeout", 0), ("max_connections", 0)])
