@@ -57,6 +57,9 @@ _KNOWN: Final = frozenset(
         "items",
         "minItems",
         "maxItems",
+        "const",
+        "anyOf",
+        "allOf",
     }
 )
 
@@ -126,6 +129,17 @@ def quick_check(schema: object) -> Check | None:
         if string_check is None:
             return None
         checks.append(string_check)
+    if "const" in schema:
+        const = schema["const"]
+        if not (type(const) in (str, int, bool) or const is None):
+            return None
+        checks.append(lambda value: type(value) is type(const) and value == const)
+    for keyword in ("anyOf", "allOf"):
+        if keyword in schema:
+            combined = _combined_check(keyword, schema[keyword])
+            if combined is None:
+                return None
+            checks.append(combined)
     if "items" in schema or "minItems" in schema or "maxItems" in schema:
         array_check = _array_check(schema)
         if array_check is None:
@@ -134,6 +148,20 @@ def quick_check(schema: object) -> Check | None:
     if len(checks) == 1:
         return checks[0]
     return lambda value: all(check(value) for check in checks)
+
+
+def _combined_check(keyword: str, branches: object) -> Check | None:
+    """`anyOf`: certainly valid when one branch certainly is (a branch it cannot judge just never says so);
+    `allOf`: when every branch certainly is."""
+    if not isinstance(branches, list) or not branches:
+        return None
+    compiled = [quick_check(branch) for branch in branches]
+    known = [check for check in compiled if check is not None]
+    if keyword == "anyOf":
+        return (lambda value: any(check(value) for check in known)) if known else None
+    if len(known) != len(compiled):
+        return None
+    return lambda value: all(check(value) for check in known)
 
 
 def _within(key: str, limit: float, value: float) -> bool:

@@ -14,6 +14,7 @@ from catalog.render import describe_function, explain_term, term_fields, term_pa
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, count_nodes, inline_refs
 from catalog.search import MAX_QUERY_CHARS, search
 from gateway._compact import COMPACT_HELP
+from gateway._quick_check import Check, quick_check
 from gateway._response_check import ResponseCheck
 from gateway.caller import RequestInfo, RestContext
 from gateway.dispatcher import CallOutcome, Dispatcher
@@ -246,7 +247,7 @@ class ToolSet:
         self.specs: list[ToolSpec] = _fixed_specs(compact_results)
         #: Checks promoted tools' answers against the document before they become structured content.
         self.responses = ResponseCheck(catalog.resolver.document if catalog.resolver is not None else None)
-        self._output_validators: dict[str, jsonschema.protocols.Validator] = {}
+        self._output_validators: dict[str, tuple[Check | None, jsonschema.protocols.Validator]] = {}
         #: Promoted tools, whose arguments the dispatcher checks (the endpoint need not check them twice).
         self.self_validating: set[str] = set()
         #: Promoted tools by tool name, with their functions (hidden from callers who may not see those).
@@ -441,26 +442,36 @@ class ToolSet:
         """
         function = outcome.function
         name = function.name
+        response = outcome.response
+        described = f"{name} answered what its document does not describe, so the answer comes as text only"
         if result.structured is None:
             why = f"{name}'s answer is over the output limit or not a JSON object, so it comes as text only"
-        elif outcome.response is not None and not await anyio.to_thread.run_sync(
-            self.responses.conforms, function, outcome.response
+        elif not self._fits_output(spec, result.structured):
+            # openapi-core says whether the document is what is wrong (and tells the operator so, once).
+            if response is not None and not await anyio.to_thread.run_sync(self.responses.conforms, function, response):
+                why = described
+            else:
+                why = f"{name}'s answer does not match the result type it declares, so it comes as text only"
+        elif (
+            response is not None
+            and not self.responses.audited(function, response)
+            and not await anyio.to_thread.run_sync(self.responses.conforms, function, response)
         ):
-            why = f"{name} answered what its document does not describe, so the answer comes as text only"
-        elif self._output_validator(spec).is_valid(result.structured):
-            return result
+            why = described
         else:
-            why = f"{name}'s answer does not match the result type it declares, so it comes as text only"
+            return result
         note = TextContent(text=f"({why}: the call itself succeeded; call_function returns the same answer.)")
         return ToolResult(content=(*result.content, note), is_error=True)
 
-    def _output_validator(self, spec: ToolSpec) -> jsonschema.protocols.Validator:
-        validator = self._output_validators.get(spec.name)
-        if validator is None:
+    def _fits_output(self, spec: ToolSpec, structured: Any) -> bool:
+        """Whether `structured` validates against the tool's output schema (a compiled quick yes, else jsonschema)."""
+        checks = self._output_validators.get(spec.name)
+        if checks is None:
             schema = spec.output_schema or {}
-            validator = validator_for(schema)(schema)
-            self._output_validators[spec.name] = validator
-        return validator
+            checks = (quick_check(schema), validator_for(schema)(schema))
+            self._output_validators[spec.name] = checks
+        quick, validator = checks
+        return (quick is not None and quick(structured)) or validator.is_valid(structured)
 
     async def _run(
         self, function: Function, args: Mapping[str, Any], context: RestContext, *, validated: bool = False

@@ -254,6 +254,47 @@ async def test_an_answer_the_document_does_not_describe_comes_as_text_and_the_op
     assert len(warnings) == 1 and "get_thing" in warnings[0].getMessage()
 
 
+def changing_api(answers: list[Any]) -> tuple[Starlette, dict[str, Any]]:
+    """The lying API's document, served by an app that gives `answers` in turn."""
+    _, document = lying_api()
+    given = iter(answers)
+
+    async def thing(request: Request) -> JSONResponse:
+        return JSONResponse(next(given))
+
+    thing_schema = document["components"]["schemas"]["Thing"]
+    thing_schema["properties"]["seen"] = {"type": "string", "format": "date-time"}
+    return Starlette(routes=[Route("/things/{id}", thing)]), document
+
+
+async def test_after_a_conforming_answer_each_later_one_is_still_held_to_the_document() -> None:
+    good = {"id": 7, "name": "seven"}
+    app, document = changing_api([good, {"id": "seven"}, good])
+    gateway = Gateway(app=app, spec=document, tools=["things.get_thing"])
+    async with client_of(gateway) as client:
+        answers = [await client.call_tool("things-get_thing", {"id": "7"}) for _ in range(3)]
+    assert [answer.structured_content for answer in answers] == [good, None, good]
+    assert answers[1].is_error and "document does not describe" in "".join(
+        block.text for block in answers[1].content if isinstance(block, types.TextContent)
+    )
+
+
+async def test_an_answer_that_fits_the_output_schema_but_breaks_the_documents_format_comes_as_text(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The output schema leaves `format` to the client (an annotation in JSON Schema); openapi-core checks it.
+    wrong = {"id": 7, "name": "seven", "seen": "yesterday"}
+    app, document = changing_api([wrong, wrong])
+    gateway = Gateway(app=app, spec=document, tools=["things.get_thing"])
+    with caplog.at_level("WARNING", logger="gateway.results"):
+        async with client_of(gateway) as client:
+            answers = [await client.call_tool("things-get_thing", {"id": "7"}) for _ in range(2)]
+    assert all(answer.is_error and answer.structured_content is None for answer in answers)
+    assert [json.loads(text(answer)) for answer in answers] == [wrong, wrong]
+    warnings = [record.getMessage() for record in caplog.records if "things.get_thing" in record.getMessage()]
+    assert len(warnings) == 1 and "date-time" in warnings[0]
+
+
 def test_openapi_core_is_not_imported_until_an_answer_is_checked() -> None:
     probe = "import sys, gateway.cli, gateway.app; print(sorted(m for m in sys.modules if m.startswith('openapi_')))"
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
