@@ -87,9 +87,14 @@ def value_result(
 
     With `compact`, the text is the table encoding of `gateway._compact` where that is at least 20% shorter.
     """
-    text = (compact_text(value) if compact else None) or json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = compact_text(value) if compact else None
+    as_json = ""
+    if text is None:
+        text = as_json = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     capped = cap_text(text, max_output_bytes, function, scripts=scripts)
-    structured = value if isinstance(value, dict) and capped is text and _nests_within(value, _MAX_NESTING) else None
+    structured = (
+        value if isinstance(value, dict) and capped is text and _nests_within(value, _MAX_NESTING, as_json) else None
+    )
     return ToolResult(content=(TextContent(text=capped),), structured=structured)
 
 
@@ -98,8 +103,11 @@ def value_result(
 _MAX_NESTING = 100
 
 
-def _nests_within(value: Any, limit: int) -> bool:
-    """True when `value` has at most `limit` levels of objects and arrays."""
+def _nests_within(value: Any, limit: int, text: str = "") -> bool:
+    """True when `value` has at most `limit` levels of objects and arrays; `text`, its JSON when at hand, settles
+    most values at once: fewer brackets in it than `limit` leave no room for more levels."""
+    if text and text.count("{") + text.count("[") <= limit:
+        return True
     pending: list[tuple[Any, int]] = [(value, 1)]
     while pending:
         item, depth = pending.pop()
@@ -116,6 +124,8 @@ def cap_text(text: str, max_output_bytes: int, function: Function | None = None,
 
     The hint offers run_script only when `scripts` says it is served.
     """
+    if len(text) * 4 <= max_output_bytes:  # UTF-8 takes at most 4 bytes a character
+        return text
     encoded = text.encode()
     if len(encoded) <= max_output_bytes:
         return text

@@ -29,6 +29,7 @@ from gateway._compact import compact_text
 from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, create_app
 from gateway.lifespan import app_lifespan
+from gateway.results import value_result
 from tests.corpus import corpus_catalog
 
 pytestmark = pytest.mark.anyio
@@ -336,3 +337,21 @@ async def test_with_compact_results_a_listing_comes_as_a_table_and_the_call_tool
     async with client_of(shop(), ADMIN) as client:
         plain = await client.call_tool("call_function", {"name": "products.list_products", "args": {"limit": 3}})
     assert json.loads(text(plain))["items"][0]["id"]
+
+
+def _nested(levels: int, leaf: Any = 1) -> Any:
+    value = leaf
+    for _ in range(levels - 1):
+        value = {"x": value}
+    return {"x": value} if levels else leaf
+
+
+def test_structured_content_goes_with_values_up_to_100_levels_deep_and_never_deeper() -> None:
+    function = shop().catalog.function("orders.get_order")
+    braces = {"note": "{[" * 200, "items": [{"a": [1]}]}  # brackets in strings are not levels
+    for value, structured in ((_nested(100), True), (_nested(101), False), (braces, True)):
+        result = value_result(function, value, max_output_bytes=1_000_000)
+        assert (result.structured is not None) is structured
+        assert json.loads(result.texts[0]) == value
+    compact = {"rows": [{"id": n, "deep": _nested(100)} for n in range(3)]}
+    assert value_result(function, compact, max_output_bytes=1_000_000, compact=True).structured is None
