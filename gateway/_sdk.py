@@ -293,13 +293,19 @@ async def serve_modern_call(
         _methods.validate_client_request("tools/call", version, params)
     except (ValidationError, KeyError):
         return False
-    message: JSONRPCResponse | JSONRPCError
     try:
         result = await answer(name, arguments or {})
-        message = JSONRPCResponse(jsonrpc="2.0", id=request_id, result=modern_call_result(server, result, version))
+        wire = modern_call_result(server, result, version)
     except Exception as error:  # boundary: as the entry maps whatever the kernel raises
-        message = JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(error))
-    await _write_modern(message, scope, receive, send)
+        failure = JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(error))
+        await _write_modern(failure, scope, receive, send)
+        return True
+    # What the entry's writer sends for a result (its model dump of the envelope is this dict, the sieve having
+    # made the result JSON-safe), without building and dumping the envelope's model.
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": wire}, separators=(",", ":")).encode()
+    framing = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": framing})
+    await send({"type": "http.response.body", "body": body})
     return True
 
 

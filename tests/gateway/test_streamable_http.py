@@ -169,15 +169,30 @@ ROUTED = ToolSpec(
 )
 
 
+#: A tool whose structured answer holds what JSON cannot write (an API answering `NaN`, read by `json.loads`).
+ODD = ToolSpec(
+    name="odd",
+    title="Odd",
+    description="Answer numbers JSON cannot write.",
+    input_schema={"type": "object", "properties": {}, "additionalProperties": False},
+    read_only=True,
+    destructive=False,
+    idempotent=True,
+    open_world=False,
+)
+
+
 async def _routed_handle(name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
     if name == "route":
         return ToolResult.text(f"served from {args['region']}")
+    if name == "odd":
+        return ToolResult.text("odd", structured={"nan": float("nan"), "inf": float("inf"), "text": "é"})
     return await toy_handle(name, args, request)
 
 
 def _routed_endpoint() -> McpEndpoint:
     return McpEndpoint(
-        name="toy", version="1.2.3", instructions=None, tools=(*TOY_TOOLS, ROUTED), handle=_routed_handle
+        name="toy", version="1.2.3", instructions=None, tools=(*TOY_TOOLS, ROUTED, ODD), handle=_routed_handle
     )
 
 
@@ -207,6 +222,7 @@ MODERN_CALLS: dict[str, tuple[bytes, dict[str, str], int]] = {
     ),
     "a routed argument without its header": (_modern("route", {"region": "eu"}), {"mcp-name": "route"}, 1),
     "an Mcp-Param header for a tool that routes nothing": (_modern("echo", {"text": "hi"}), {"mcp-param-text": "x"}, 0),
+    "numbers JSON cannot write, and non-ASCII text": (_modern("odd", {}), {"mcp-name": "odd"}, 0),
     "arguments that are not an object": (_modern("echo", "hi"), {}, 1),
     "an unknown tool": (_modern("nope", {}), {"mcp-name": "nope"}, 1),
     "a mismatched Mcp-Method": (_modern("echo", {"text": "hi"}), {"mcp-method": "tools/list"}, 1),
