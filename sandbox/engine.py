@@ -16,6 +16,10 @@ made by the guest's captured `JSON.stringify` (unpaired surrogates arrive escape
 binding cannot take other strings safely. Nor can it return a rope (QuickJS-ng keeps a long concatenation as
 one until something flattens it): the driver flattens what it returns with `String()`.
 
+Setting a context up (the prelude: `api`, `call`, the driver) costs ten times an empty script's run, so the
+engine builds the next run's context ahead, while the worker waits for its next script (`prepare`): a fresh
+context no script has touched, which the next run takes with its own deadline.
+
 The binding is `quickjs-ng` (QuickJS-ng 0.17): it runs ES2024 and stops a runaway regular expression at its
 CPU limit too, which QuickJS 2021 (the `quickjs` 1.x package) did not; bench/engine_compare.py measures both.
 `sandbox.language` says what the run_script description promises of it, and checks every word of it.
@@ -44,6 +48,8 @@ OutcomeKind = Literal["json", "text", "undefined", "error", "syntax", "result", 
 
 #: Share of the time left that QuickJS's CPU limit gets per entry; its check overshoots, the host kill does not.
 _ENGINE_SHARE = 0.8
+#: Seconds a context's set-up (the prelude) may take when built ahead of its run.
+_PREPARE_SECONDS = 5.0
 #: Seconds before the deadline within which a stalled guest counts as timed out.
 _DEADLINE_SLACK = 0.05
 #: Caps on the error info a script sends back, so an error cannot smuggle a large payload past the result cap.
@@ -131,18 +137,41 @@ class Engine:
             },
             ensure_ascii=True,
         )
+        #: The next run's context, set up ahead by `prepare`, and its driver.
+        self._ready: tuple[_Guest, Any] | None = None
+
+    def prepare(self) -> None:
+        """Build the next run's context now, unless one is ready: a worker calls this while it waits for work."""
+        if self._ready is None:
+            guest = _Guest(time.monotonic() + _PREPARE_SECONDS, self._limits)
+            self._ready = (guest, _set_up(guest, self._names, self._limits_json))
 
     def run(self, source: str, timeout: float, link: HostLink) -> Outcome:
-        """Run `source` until it finishes or `timeout` seconds pass; the outcome, never a script's exception."""
-        run = _Run(link, self._limits, _Guest(time.monotonic() + timeout, self._limits))
+        """Run `source` until it finishes or `timeout` seconds pass; the outcome, never a script's exception.
+
+        The context built by `prepare` is used when there is one (its set-up does not count against
+        `timeout`); otherwise the run sets one up first, within `timeout`."""
+        ready, self._ready = self._ready, None
+        deadline = time.monotonic() + timeout
+        guest = ready[0] if ready is not None else _Guest(deadline, self._limits)
+        guest.deadline = deadline
+        run = _Run(link, self._limits, guest)
         try:
-            return run.drive(source, self._names, self._limits_json)
+            control = ready[1] if ready is not None else _set_up(guest, self._names, self._limits_json)
+            return run.drive(source, control)
         except _Deadline:
             return run.outcome("timeout", "null")
         except _quickjs.JSException as error:
             return run.escaped(str(error))
         finally:
             run.guest.close()
+
+
+def _set_up(guest: _Guest, names: str, limits: str) -> Any:
+    """Strip the globals scripts do not get and run the prelude in `guest`; the driver's `control`."""
+    for name in REMOVED_GLOBALS:
+        guest.enter(guest.context.eval, f"delete globalThis.{name}")
+    return guest.enter(guest.enter(guest.context.eval, PRELUDE), names, limits)
 
 
 class _Guest:
@@ -207,11 +236,8 @@ class _Run:
         self.log_bytes = 0
         self.dropped_logs = 0
 
-    def drive(self, source: str, names: str, limits: str) -> Outcome:
+    def drive(self, source: str, control: Any) -> Outcome:
         guest = self.guest
-        for name in REMOVED_GLOBALS:
-            guest.enter(guest.context.eval, f"delete globalThis.{name}")
-        control = guest.enter(guest.enter(guest.context.eval, PRELUDE), names, limits)
         guest.enter(control, "start", with_implicit_return(source), source)
         while True:
             guest.pump()

@@ -95,6 +95,7 @@ def main() -> None:
     confinement = prepare(limits)
     pipe.send({"op": "ready", "pid": os.getpid(), "confinement": confinement, "engine": engine_name})
     while True:
+        _prepare_next(engine)
         header, payload = pipe.receive()
         if header["op"] != "run":
             continue  # a late reply of the previous run
@@ -109,6 +110,14 @@ def main() -> None:
             signal.setitimer(signal.ITIMER_REAL, 0)
         done = {"op": "done", "kind": outcome.kind, "calls": outcome.calls, "dropped_logs": outcome.dropped_logs}
         pipe.send(done, _utf8(outcome.text))
+
+
+def _prepare_next(engine: Engine) -> None:
+    """Set the next run's context up while no script waits; should that fail, the run sets its own up."""
+    try:
+        engine.prepare()
+    except Exception:  # boundary: the run repeats the set-up and reports its failure as a run's
+        return
 
 
 def _utf8(text: str) -> bytes:

@@ -99,6 +99,40 @@ def test_a_call_that_is_never_answered_ends_at_the_deadline() -> None:
     assert outcome.kind == "timeout"
 
 
+def test_a_context_set_up_ahead_serves_one_run_and_nothing_of_a_script_reaches_the_next() -> None:
+    engine = Engine(["echo.back"], LIMITS)
+    engine.prepare()
+    engine.prepare()  # one context is kept ready, not two
+    first = engine.run("globalThis.leak = 1; Object.prototype.polluted = true; Math.max = () => 7; 1", 2.0, Link())
+    engine.prepare()
+    second = engine.run(
+        "[typeof leak, ({}).polluted === undefined, Math.max(1, 2), await api.echo.back({n: 1})]", 2.0, Link()
+    )
+    third = engine.run("typeof leak", 2.0, Link())  # no context ready: the run sets its own up
+    assert first.kind == "json"
+    assert json.loads(second.text) == ["undefined", True, 2, {"n": 1}]
+    assert json.loads(third.text) == "undefined"
+
+
+def test_a_context_set_up_ahead_takes_the_runs_own_deadline() -> None:
+    class Patient(Link):
+        """Never answers; records how long the engine says it may wait."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.waits: list[float] = []
+
+        def next_reply(self, timeout: float) -> Reply | None:
+            self.waits.append(timeout)
+            return None
+
+    engine = Engine(["echo.back"], LIMITS)
+    engine.prepare()
+    link = Patient()
+    assert engine.run("await api.echo.back({})", 0.2, link).kind == "timeout"
+    assert 0 < link.waits[0] <= 0.2
+
+
 def test_the_quickjs_binding_is_imported_only_by_the_engine() -> None:
     importers = []
     for path in sorted((ROOT / "sandbox").rglob("*.py")):
