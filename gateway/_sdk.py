@@ -40,6 +40,7 @@ from starlette.types import Receive, Scope, Send
 from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult
 
 __all__ = [
+    "SUBSCRIPTION_ID",
     "SUPPORTED_SDK",
     "PerRequestInstructions",
     "error_answer",
@@ -48,6 +49,8 @@ __all__ = [
     "modern_entry",
     "sdk_supported",
     "sdk_version",
+    "send_listen_acknowledged",
+    "send_task_notification",
     "send_task_status",
     "serve_modern_call",
     "serve_notification",
@@ -342,6 +345,41 @@ async def send_task_status(session: Any, task: Mapping[str, Any]) -> None:
     params = types.TaskStatusNotificationParams.model_validate(dict(task))
     notification: Any = types.TaskStatusNotification(params=params)
     await session.send_notification(notification)
+
+
+#: The `_meta` key of every frame on a `subscriptions/listen` stream: the listen request's id (2026-07-28).
+SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+
+
+class _Notification:
+    """A notification the SDK's session only dumps and sends: for methods its `ServerNotification` union lacks
+    (the tasks extension's `notifications/tasks`) and filters with extension keys (`taskIds`)."""
+
+    def __init__(self, method: str, params: dict[str, Any]) -> None:
+        self._wire = {"method": method, "params": params}
+
+    def model_dump(self, **_: Any) -> dict[str, Any]:
+        return self._wire
+
+
+async def send_listen_acknowledged(
+    session: Any, honored: Mapping[str, Any], meta: Mapping[str, Any], request_id: RequestId
+) -> None:
+    """Send `notifications/subscriptions/acknowledged` with the `honored` filter (wire keys) on the listen
+    request's stream: the stream's first frame."""
+    params = {"notifications": dict(honored), "_meta": dict(meta)}
+    await session.send_notification(
+        _Notification("notifications/subscriptions/acknowledged", params), related_request_id=request_id
+    )
+
+
+async def send_task_notification(
+    session: Any, task: Mapping[str, Any], meta: Mapping[str, Any], request_id: RequestId
+) -> None:
+    """Send `notifications/tasks` (the 2026-07-28 tasks extension) with `task`, a wire `DetailedTask`, on the
+    listen request's stream."""
+    params = {**task, "_meta": dict(meta)}
+    await session.send_notification(_Notification("notifications/tasks", params), related_request_id=request_id)
 
 
 def modern_entry(

@@ -12,7 +12,9 @@ On 2026-07-28 the same tasks speak the `io.modelcontextprotocol/tasks` extension
 middleware serves tasks/get, tasks/update and tasks/cancel there and answers a tools/call of a client that
 declared the extension with a task handle. The instance running a call watches the store, so a cancel served
 elsewhere stops it; a session that outlives the request (stdio) is sent `notifications/tasks/status` when its
-task ends.
+task ends. A 2026-07-28 client that opens a `subscriptions/listen` stream with `taskIds` is sent
+`notifications/tasks` (the `DetailedTask` that tasks/get would answer) on it: each task's state at once, then
+each change, from whichever instance records it; the stream ends when every task it follows has ended.
 """
 
 from __future__ import annotations
@@ -118,6 +120,8 @@ class Tasks:
         self._done: dict[str, anyio.Event] = {}
         #: The sessions to tell of a task's end (stdio, and other transports whose session outlives the request).
         self._listeners: dict[str, Any] = {}
+        #: Set, then replaced, whenever a task of this instance changes status (wakes listen streams at once).
+        self._changed = anyio.Event()
 
     def install(self) -> None:
         """Serve tasks/get, tasks/result, tasks/list and tasks/cancel, and intercept task-augmented calls."""
@@ -126,6 +130,10 @@ class Tasks:
         server.add_request_handler("tasks/result", types.GetTaskPayloadRequestParams, self._result)
         server.add_request_handler("tasks/cancel", types.CancelTaskRequestParams, self._cancel)
         server.add_request_handler("tasks/list", types.PaginatedRequestParams, self._list)
+        # The SDK admits subscriptions/listen at 2026-07-28 only. Served, it makes the SDK advertise the list-change
+        # and resource subscriptions too; those are honored and never fire: this server's lists and resources do
+        # not change while it runs.
+        server.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams, self._listen)
         server.middleware.append(self._middleware)
 
     async def aclose(self) -> None:
@@ -314,6 +322,84 @@ class Tasks:
             if done is not None:
                 done.set()
 
+    # subscriptions/listen (2026-07-28): notifications/tasks
+
+    async def _listen(
+        self, ctx: Any, params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """Serve one listen stream: the ack, then `notifications/tasks` for the caller's tasks named in `taskIds`.
+
+        Task ids that are unknown, expired or another caller's are left out of the ack (and never reported). The
+        stream ends with its result once every followed task has ended, unless list-change or resource
+        subscriptions keep it open (until the client goes away).
+        """
+        subscription_id = ctx.request_id
+        if subscription_id is None:
+            raise MCPError(code=types.INVALID_REQUEST, message="subscriptions/listen needs a request id")
+        requested = params.notifications
+        asked = (requested.model_extra or {}).get("taskIds")
+        if asked is not None and not _declares_extension(params.model_dump(by_alias=True, exclude_none=True)):
+            # SEP-2663, task status notifications: a client that did not declare the extension is refused.
+            raise MCPError(
+                code=types.MISSING_REQUIRED_CLIENT_CAPABILITY,
+                message="Missing required client capability",
+                data={"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+            )
+        if asked is not None and (
+            not isinstance(asked, list) or not all(isinstance(task_id, str) for task_id in asked)
+        ):
+            raise MCPError(code=types.INVALID_PARAMS, message="notifications.taskIds must be an array of task ids")
+        if asked is not None and len(asked) > _PAGE:
+            raise MCPError(
+                code=types.INVALID_PARAMS,
+                message=f"notifications.taskIds names {len(asked)} tasks; listen to at most {_PAGE} on one stream",
+            )
+        request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
+        owner = owner_of(request)
+        followed: dict[str, dict[str, Any]] = {}
+        for task_id in dict.fromkeys(asked or ()):
+            record = await self.store.get("task", f"{owner}:{task_id}")
+            if record is not None:
+                followed[task_id] = record
+        honored: dict[str, Any] = {
+            key: True
+            for key in ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+            if requested.model_dump(by_alias=True).get(key)
+        }
+        if requested.resource_subscriptions:
+            honored["resourceSubscriptions"] = list(requested.resource_subscriptions)
+        others = bool(honored)
+        if asked is not None:
+            honored["taskIds"] = list(followed)
+        meta: dict[str, Any] = {_sdk.SUBSCRIPTION_ID: subscription_id}
+        await _sdk.send_listen_acknowledged(ctx.session, honored, meta, subscription_id)
+        for record in followed.values():
+            await _sdk.send_task_notification(
+                ctx.session, _extension_task(record, detailed=True), meta, subscription_id
+            )
+        pending = {task_id: record for task_id, record in followed.items() if record["status"] not in _TERMINAL}
+        while pending:
+            changed = self._changed
+            with anyio.move_on_after(self.config.poll_interval):
+                await changed.wait()  # a task ended here; tasks on other instances are seen by the next read
+            for task_id, seen in list(pending.items()):
+                record = await self.store.get("task", f"{owner}:{task_id}")
+                if record is None:
+                    del pending[task_id]  # expired: tasks/get would answer unknown too
+                    continue
+                if (record["status"], record["lastUpdatedAt"]) == (seen["status"], seen["lastUpdatedAt"]):
+                    continue
+                await _sdk.send_task_notification(
+                    ctx.session, _extension_task(record, detailed=True), meta, subscription_id
+                )
+                if record["status"] in _TERMINAL:
+                    del pending[task_id]
+                else:
+                    pending[task_id] = record
+        if others:
+            await anyio.sleep_forever()  # until the client goes away: these never fire
+        return types.SubscriptionsListenResult(_meta=meta)
+
     # tasks/* handlers
 
     async def _record(self, ctx: Any, task_id: str) -> tuple[str, dict[str, Any]]:
@@ -389,7 +475,10 @@ class Tasks:
         return record, True
 
     async def _tell(self, task_id: str, record: Mapping[str, Any]) -> None:
-        """Send notifications/tasks/status for the task's new status to the session that created it, if any."""
+        """Send notifications/tasks/status for the task's new status to the session that created it, if any, and
+        wake this instance's listen streams."""
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
         session = self._listeners.pop(task_id, None)
         if session is None:
             return

@@ -4,6 +4,7 @@ and task state in SQLite and in a real Redis (shared by two gateway instances)."
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -24,6 +25,7 @@ from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.tasks import TaskConfig
 from oauth import open_store
+from tests.gateway.conftest import serve_http
 from tests.oauth.conftest import redis_url  # noqa: F401 - the session's redis-server fixture
 
 pytestmark = pytest.mark.anyio
@@ -373,12 +375,13 @@ async def test_on_2026_07_28_cancel_and_update_are_acknowledged_and_list_and_res
             assert refused["error"]["code"] == types.METHOD_NOT_FOUND, method
 
 
-async def test_before_2026_07_28_tasks_update_does_not_exist_and_before_2025_11_25_no_tasks_method_does() -> None:
+async def test_before_2026_07_28_no_tasks_update_nor_listen_and_before_2025_11_25_no_tasks_method() -> None:
     app, gateway = make_gateway(TaskConfig())
     async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
         codes = {}
         for version, method in (
             ("2025-11-25", "tasks/update"),
+            ("2025-11-25", "subscriptions/listen"),
             ("2025-06-18", "tasks/get"),
             ("2025-06-18", "tasks/list"),
         ):
@@ -439,3 +442,136 @@ async def test_over_a_session_the_client_is_told_when_its_task_completes_or_is_c
         answers = [await receive(), await receive()]
     told = next(answer for answer in answers if answer.get("method") == "notifications/tasks/status")
     assert told["params"] == {**told["params"], "taskId": task["taskId"], "status": "cancelled"}
+
+
+# notifications/tasks on a 2026-07-28 subscriptions/listen stream (SEP-2663, task status notifications)
+
+
+@asynccontextmanager
+async def listening(
+    target: FastAPI | str, task_ids: list[str], *, tasks: bool = True
+) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+    """A subscriptions/listen request for `task_ids` to an app in-process or a served base URL; its JSON-RPC
+    frames as they arrive (an in-process app's only once the stream has ended)."""
+    params = {"notifications": {"taskIds": task_ids}, "_meta": modern_meta(tasks=tasks)}
+    transport = None if isinstance(target, str) else httpx2.ASGITransport(target)
+    base = target if isinstance(target, str) else "http://localhost"
+    async with (
+        httpx2.AsyncClient(transport=transport) as http,
+        http.stream(
+            "POST",
+            f"{base}/mcp",
+            json={"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": params},
+            headers={
+                "authorization": f"Bearer {ADMIN_KEY}",
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": "2026-07-28",
+                "mcp-method": "subscriptions/listen",
+            },
+        ) as response,
+    ):
+
+        async def frames() -> AsyncIterator[dict[str, Any]]:
+            if response.headers["content-type"].startswith("application/json"):
+                yield json.loads(await response.aread())
+                return
+            async for line in response.aiter_lines():
+                if line.startswith("data:") and line.removeprefix("data:").strip():
+                    yield json.loads(line.removeprefix("data:"))
+
+        yield frames()
+
+
+async def listen(target: FastAPI | str, task_ids: list[str], *, tasks: bool = True) -> list[dict[str, Any]]:
+    """Every frame of a listen stream, to its end."""
+    with anyio.fail_after(10):
+        async with listening(target, task_ids, tasks=tasks) as frames:
+            return [frame async for frame in frames]
+
+
+_SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
+
+
+async def test_a_listen_stream_reports_the_callers_task_now_and_when_it_ends_then_closes() -> None:
+    app, gateway = make_gateway(TaskConfig(timeout=10, poll_interval=5))
+    call = {"name": "call_function", "arguments": {"name": "debug.slow", "args": {"seconds": 0.2}}}
+    async with gateway.lifespan():
+        mine = (await modern(app, "tools/call", call))["result"]["taskId"]
+        theirs = await start_task(app, "call_function", {"name": "debug.slow", "args": {"seconds": 0}}, MEMBER_KEY)
+        frames = await listen(app, [mine, theirs["taskId"], "never-created", mine])
+    subscription = {"io.modelcontextprotocol/subscriptionId": "listen-1"}
+    ack, now, ended, closing = frames  # the end was seen at once (poll_interval is 5 s): the instance woke the stream
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"] == {"notifications": {"taskIds": [mine]}, "_meta": subscription}
+    assert now["method"] == "notifications/tasks" and now["params"]["status"] == "working"
+    assert ended["method"] == "notifications/tasks" and ended["params"]["_meta"] == subscription
+    assert ended["params"]["taskId"] == mine and ended["params"]["status"] == "completed"
+    assert ended["params"]["result"]["structuredContent"] == {"slept": 0.2}
+    assert closing["id"] == "listen-1" and closing["result"]["_meta"][_SUBSCRIPTION] == "listen-1"
+
+
+async def test_a_listen_stream_on_another_instance_reports_the_task_as_the_shared_store_records_it(
+    store_url: str,
+) -> None:
+    waiting = Waiting()
+    first_store, second_store = open_store(store_url), open_store(store_url)
+    first_app, first = waiting.gateway(first_store)
+    second_app, second = waiting.gateway(second_store)
+    # Real uvicorn for the listening instance: its frames must reach the client while the task still runs.
+    async with first.lifespan(), second.lifespan(), serve_http(second_app, lifespan="off") as base:
+        task = await start_task(first_app, "call_function", {"name": "jobs.wait", "args": {}})
+        with anyio.fail_after(5):
+            await waiting.started.wait()
+        with anyio.fail_after(10):
+            async with listening(base, [task["taskId"]]) as frames:
+                ack = await anext(frames)
+                assert ack["params"]["notifications"] == {"taskIds": [task["taskId"]]}
+                assert (await anext(frames))["params"]["status"] == "working"
+                waiting.release.set()  # the first instance records the end; the second reads it from the store
+                ended = await anext(frames)
+                assert ended["params"]["status"] == "completed"
+                assert ended["params"]["result"]["structuredContent"] == {"released": True}
+                assert (await anext(frames))["result"]["_meta"][_SUBSCRIPTION] == "listen-1"
+    await first_store.aclose()
+    await second_store.aclose()
+
+
+async def test_a_task_that_already_ended_is_reported_once_and_the_stream_closes() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    call = {"name": "call_function", "arguments": {"name": "debug.slow", "args": {"seconds": 5}}}
+    async with gateway.lifespan():
+        task_id = (await modern(app, "tools/call", call))["result"]["taskId"]
+        await modern(app, "tasks/cancel", {"taskId": task_id})
+        frames = await listen(app, [task_id])
+    assert [frame.get("method") for frame in frames] == [
+        "notifications/subscriptions/acknowledged",
+        "notifications/tasks",
+        None,
+    ]
+    assert frames[1]["params"]["status"] == "cancelled" and "result" not in frames[1]["params"]
+
+
+async def test_listening_to_tasks_without_declaring_the_tasks_extension_is_refused_with_what_is_missing() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with gateway.lifespan():
+        (refused,) = await listen(app, ["any"], tasks=False)
+        assert refused["error"]["code"] == -32021
+        assert refused["error"]["data"] == {"requiredCapabilities": {"extensions": {EXTENSION: {}}}}
+        (wrong,) = await listen(app, [1, 2])  # type: ignore[list-item]
+    assert wrong["error"]["code"] == types.INVALID_PARAMS and "taskIds" in wrong["error"]["message"]
+
+
+async def test_the_official_clients_listen_is_acknowledged_with_what_it_asked_for() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    async with (
+        gateway.lifespan(),
+        serve_http(app, lifespan="off") as base,
+        httpx2.AsyncClient(headers={"authorization": f"Bearer {ADMIN_KEY}"}) as http,
+        Client(streamable_http_client(f"{base}/mcp", http_client=http), mode="auto") as client,
+    ):
+        assert client.protocol_version == "2026-07-28"
+        with anyio.fail_after(10):
+            async with client.listen(tools_list_changed=True, resource_subscriptions=["catalog://overview"]) as sub:
+                assert sub.honored.tools_list_changed is True
+                assert sub.honored.resource_subscriptions == ["catalog://overview"]
+                assert sub.honored.prompts_list_changed is None
