@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from catalog._html import plain_text
 from catalog._refs import RefResolver
@@ -170,12 +171,23 @@ def _marks(function: Function) -> str:
     return " ".join(f"[{mark}]" for mark in marks)
 
 
+#: Each function's line, made once: a catalog never changes, and search renders its hits' lines on every query.
+_LINES: WeakKeyDictionary[Function, str] = WeakKeyDictionary()
+
+
 def function_line(function: Function) -> str:
     """One dense line that starts with the full function name: signature — summary [read|write|destructive].
 
     At most `LINE_CHARS` characters: a longer signature or summary (a union of forty types) is cut with "…",
     the marks kept.
     """
+    line = _LINES.get(function)
+    if line is None:
+        line = _LINES[function] = _function_line(function)
+    return line
+
+
+def _function_line(function: Function) -> str:
     marks = _marks(function)
     head = f"{signature(function, compact=True)} — {function.summary}"
     room = LINE_CHARS - len(marks) - 1
