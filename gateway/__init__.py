@@ -17,6 +17,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from gateway.admission import Admission
     from gateway.app import Gateway
     from gateway.caller import Peer, RequestInfo, RestContext
     from gateway.config import GatewayConfig
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from gateway.visibility import Caller
 
 __all__ = [
+    "Admission",
     "ArgumentError",
     "AuthFunc",
     "Caller",
@@ -79,6 +81,7 @@ __all__ = [
 ]
 
 _HOMES = {
+    "gateway.admission": ("Admission",),
     "gateway.app": ("Gateway",),
     "gateway.caller": ("Peer", "RequestInfo", "RestContext"),
     "gateway.config": ("GatewayConfig",),

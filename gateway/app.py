@@ -19,6 +19,7 @@ from catalog.errors import CatalogError
 from catalog.loading import load_document
 from catalog.model import Catalog
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
+from gateway.admission import Admission, AdmissionGate
 from gateway.caller import LOCAL_PEER, RequestInfo, RestContext
 from gateway.config import GatewayConfig, refuse_userinfo
 from gateway.credentials import AuthFunc, bearer_passthrough, refusal
@@ -44,7 +45,6 @@ from gateway.types import ErrorHook, ToolRunner
 from gateway.visibility import Credentials, ScopeMap, Surface, VisibleHook
 
 if TYPE_CHECKING:
-    from gateway.streamable_http import StreamableHttpApp
     from gateway.tasks import TaskConfig, Tasks
 
 __all__ = ["Gateway"]
@@ -57,6 +57,8 @@ _PASSED_ON = ("x-request-id", "traceparent", "tracestate")
 _EXAMPLES = 5
 #: How many operations the start-up route check tries before it tries them all.
 _SAMPLE = 24
+#: `admission`'s default: a gate of `Admission()`'s size.
+_DEFAULT_ADMISSION = Admission()
 
 
 class Gateway:
@@ -86,6 +88,8 @@ class Gateway:
     Prometheus metrics (needs the `metrics` extra); with OpenTelemetry installed and configured (or
     `tracer_provider` given) each tool call and REST call is a span, and REST calls carry its `traceparent`.
     `caller_key` keys the caller hash of those lines and spans (random per process by default).
+    `admission` (an `Admission`) bounds how many MCP requests the HTTP endpoint works on at once, the others
+    waiting in arrival order, which keeps tail latency low under many clients; None works on all at once.
 
     Construction loads and checks everything and raises ConfigError (or the catalog's DocumentError) saying
     what to fix. Every option is kept in `config`, a `GatewayConfig`; `Gateway.from_config` takes one.
@@ -133,6 +137,7 @@ class Gateway:
         metrics_path: str | None = None,
         tracer_provider: Any = None,
         caller_key: bytes | str | None = None,
+        admission: Admission | None = _DEFAULT_ADMISSION,
     ) -> None:
         self._compose(
             GatewayConfig(
@@ -175,6 +180,7 @@ class Gateway:
                 metrics_path=metrics_path,
                 tracer_provider=tracer_provider,
                 caller_key=caller_key,
+                admission=admission,
             )
         )
 
@@ -402,9 +408,12 @@ class Gateway:
 
     # Serving
 
-    def asgi(self) -> StreamableHttpApp:
-        """The MCP endpoint as an ASGI app (stateless streamable HTTP, JSON responses, POST only)."""
-        return self.endpoint.http_app(security=self.security)
+    def asgi(self) -> ASGIApp:
+        """The MCP endpoint as an ASGI app (stateless streamable HTTP, JSON responses, POST only), behind the
+        admission gate unless `admission` is None."""
+        endpoint = self.endpoint.http_app(security=self.security)
+        admission = self.config.admission
+        return endpoint if admission is None else AdmissionGate(endpoint, admission)
 
     def _routes(self, path: str) -> dict[str, ASGIApp]:
         routes: dict[str, ASGIApp] = {path: self.asgi()}

@@ -119,6 +119,14 @@ def _parser() -> argparse.ArgumentParser:
         help="answer 503 past this many open connections (default 512)",
     )
     serve.add_argument(
+        "--max-running",
+        type=_count,
+        default=_env("MAX_RUNNING", "16"),
+        metavar="N",
+        help="work on at most N MCP requests at once, the others waiting in arrival order, each counting for "
+        "at most 0.1 s (default 16; 0 works on all at once)",
+    )
+    serve.add_argument(
         "--trusted-proxy",
         action="append",
         default=_env_list("TRUSTED_PROXIES"),
@@ -255,7 +263,7 @@ _SERVE_ENVIRONMENT = """
   MCP_GATEWAY_CALLER_KEY    keys the caller hash of the call log (the same on every instance matches callers)
   MCP_GATEWAY_ALLOWED_HOSTS, _ALLOWED_ORIGINS   --allowed-host, --allowed-origin (lists)
   MCP_GATEWAY_TRUSTED_PROXIES                  --trusted-proxy (a list)
-  MCP_GATEWAY_READ_TIMEOUT, _MAX_CONNECTIONS   --read-timeout, --max-connections
+  MCP_GATEWAY_READ_TIMEOUT, _MAX_CONNECTIONS, _MAX_RUNNING   --read-timeout, --max-connections, --max-running
   MCP_GATEWAY_OAUTH, _PUBLIC_URL, _OAUTH_STORE, _OAUTH_CLIENTS (a list)
   MCP_GATEWAY_OAUTH_SECRET  the key that signs and seals OAuth state (required with --oauth)"""
 
@@ -527,6 +535,10 @@ def _shared_options(options: argparse.Namespace) -> dict[str, Any]:
         shared["scopes"] = _scope_map(options.scope)
     if options.hide:
         shared["visible"] = _hiding(options.hide)
+    if getattr(options, "max_running", None) is not None:  # serve's: the HTTP endpoint's admission gate
+        from gateway.admission import Admission
+
+        shared["admission"] = Admission(max_running=options.max_running) if options.max_running else None
     if options.tasks or options.tasks_store:
         from gateway.tasks import TaskConfig
 

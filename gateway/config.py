@@ -13,6 +13,7 @@ from catalog.effects import EffectRules
 from catalog.errors import CatalogConfigError
 from catalog.model import Catalog
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
+from gateway.admission import Admission
 from gateway.caller import TrustedProxies
 from gateway.credentials import AuthFunc
 from gateway.errors import ConfigError
@@ -100,6 +101,8 @@ class GatewayConfig:
     metrics_path: str | None = None
     tracer_provider: Any = None
     caller_key: bytes | str | None = field(default=None, repr=False)
+    #: How many MCP requests the HTTP endpoint works on at once (gateway/admission.py); None: every one at once.
+    admission: Admission | None = field(default_factory=Admission)
     #: Derived: the proxies parsed, and the effect rules of read_only/destructive/writes.
     proxies: TrustedProxies = field(init=False, repr=False, compare=False)
     effects: EffectRules = field(init=False, repr=False, compare=False)
@@ -154,6 +157,8 @@ class GatewayConfig:
                     "run_script needs whoami: name a function that fails without valid credentials "
                     "(e.g. whoami='users.get_current_user'); every script run calls it first"
                 )
+        if self.admission is not None and not isinstance(self.admission, Admission):
+            raise ConfigError(f"admission must be a gateway.Admission or None, got {self.admission!r}")
         if not isinstance(self.research, ResearchConfig | bool):
             raise ConfigError(f"research must be True, False or a ResearchConfig, got {self.research!r}")
         object.__setattr__(self, "proxies", TrustedProxies.parse(self.trusted_proxies))

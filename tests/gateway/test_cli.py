@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gateway import cli
+from gateway.admission import Admission
 from gateway.app import Gateway
 from gateway.cli import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main
 from gateway.errors import ConfigError
@@ -349,6 +350,16 @@ def test_scopes_from_flags_and_the_environment_map_oauth_scopes_to_functions(mon
     assert gateway.surface.scopes == {"shop:read": ("orders.get_*", "products.*"), "shop:admin": ("customers.*",)}
     with pytest.raises(ConfigError, match=r"--scope takes SCOPE=PATTERN, e.g. .* not 'shop:read'"):
         _cli_gateway("--scope", "shop:read")
+
+
+def test_max_running_sizes_the_admission_gate_and_zero_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _cli_gateway().config.admission == Admission()
+    assert _cli_gateway("--max-running", "4").config.admission == Admission(max_running=4)
+    assert _cli_gateway("--max-running", "0").config.admission is None
+    monkeypatch.setenv("MCP_GATEWAY_MAX_RUNNING", "8")
+    assert _cli_gateway().config.admission == Admission(max_running=8)
+    with pytest.raises(SystemExit):
+        cli._parser().parse_args(["serve", "--max-running", "-1"])
 
 
 def test_tasks_flags_turn_on_task_calls_and_travel_into_the_stdio_entry(tmp_path: Path) -> None:
