@@ -69,6 +69,8 @@ class _Run:
     report: ErrorReporter | None
     parallel: anyio.CapacityLimiter
     calls: int = 0
+    #: Whether the worker asked for any call (each is answered in a task of the session's task group).
+    started: bool = False
     logs: list[str] = field(default_factory=list)
     log_bytes: int = 0
     dropped_logs: int = 0
@@ -222,7 +224,8 @@ class Sandbox:
                 outcome = await self._serve(worker, run, started, calls)
             except _WORKER_FAILURES as error:
                 outcome = f"{type(error).__name__}: {error}"
-            calls.cancel_scope.cancel()
+            if run.started:
+                calls.cancel_scope.cancel()  # calls still running once the script is done are of no use
         return outcome
 
     async def _serve(self, worker: Worker, run: _Run, started: float, calls: anyio.abc.TaskGroup) -> ScriptResult | str:
@@ -234,6 +237,7 @@ class Sandbox:
                 call_id, name = header.get("id"), header.get("name")
                 if not isinstance(call_id, int) or isinstance(call_id, bool) or not isinstance(name, str):
                     raise ProtocolError(f"malformed call frame {header!r}")
+                run.started = True
                 calls.start_soon(self._answer, worker, run, call_id, name, payload)
             elif op == "log":
                 run.add_log(payload)
