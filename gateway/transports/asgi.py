@@ -37,7 +37,7 @@ class AsgiTransport:
 
     def __init__(self, app: Any, *, prefix: str = "") -> None:
         self.app = app
-        self.prefix = prefix.rstrip("/")
+        self.prefix = prefix
         #: Lifespan state of the wrapped app (ASGI lifespan spec 2.0) when the gateway runs its lifespan.
         self.state: dict[str, Any] | None = None
 
@@ -49,7 +49,7 @@ class AsgiTransport:
         body, content_type = encoded_body(request)
         peer = context.peer
         headers: list[tuple[bytes, bytes]] = [(b"host", peer.host.encode("latin-1"))]
-        present = {b"host"}
+        present: set[bytes] = set()
         for name, value in outgoing_headers(request, context, content_type):
             raw = name.encode("latin-1")
             if raw == b"host":

@@ -43,7 +43,7 @@ class UpstreamTransport:
     """
 
     def __init__(self, base_url: str, *, timeout: float, other_hosts: Collection[str] = ()) -> None:
-        self.base = httpx2.URL(base_url.rstrip("/"))
+        self.base = httpx2.URL(base_url)
         self.other_hosts = frozenset(host.lower() for host in other_hosts)
         self._client = httpx2.AsyncClient(
             transport=httpx2.AsyncHTTPTransport(retries=0), timeout=timeout, follow_redirects=False
