@@ -345,7 +345,7 @@ def _form_pairs(prefix: str, value: Any) -> list[tuple[str, str]]:
     return [(prefix, _scalar(value))]
 
 
-def request_target(request: RestRequest, prefix: str = "") -> bytes:
+def request_target(request: RestRequest, prefix: str) -> bytes:
     """The request target (RFC 9112 §3.2: path and query) under the base path `prefix`, percent-encoded."""
     path = prefix.rstrip("/") + request.path
     if request.query:
