@@ -79,7 +79,6 @@ class Grants:
         grant = {
             "client_id": client.client_id,
             "subject": principal.subject,
-            "name": principal.name,
             "scopes": list(scopes),
             "resource": resource,
             "credentials": self.sealer.seal(principal.credentials),

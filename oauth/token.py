@@ -46,7 +46,7 @@ class TokenEndpoint:
                 raise ProtocolError("invalid_request", f"the token request has no {missing[0]}")
             if grant_type == "authorization_code":
                 tokens = await self.grants.exchange_code(
-                    code=form.get("code", ""),
+                    code=form["code"],
                     client=client,
                     redirect_uri=form.get("redirect_uri"),
                     code_verifier=form.get("code_verifier"),
@@ -54,7 +54,7 @@ class TokenEndpoint:
                 )
             elif grant_type == "refresh_token":
                 tokens = await self.grants.refresh(
-                    refresh_token=form.get("refresh_token", ""),
+                    refresh_token=form["refresh_token"],
                     client=client,
                     scope=form.get("scope"),
                     resource=form.get("resource"),
