@@ -19,7 +19,7 @@ from authlib.oauth2.rfc7636.challenge import CODE_VERIFIER_PATTERN, create_s256_
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
 from joserfc.errors import JoseError
 
-from oauth.errors import ConfigError, ErrorCode, ProtocolError
+from oauth.errors import ConfigError, ProtocolError
 
 __all__ = [
     "add_query",
@@ -77,7 +77,7 @@ def scope_string(scopes: Sequence[str]) -> str:
 def validate_client_metadata(metadata: Mapping[str, Any], server_metadata: Mapping[str, Any]) -> dict[str, Any]:
     """The registered client metadata (RFC 7591 §2) of a registration request, checked against the server's.
 
-    Raises ProtocolError `invalid_client_metadata` (or `invalid_redirect_uri`) naming the field at fault.
+    Raises ProtocolError `invalid_client_metadata` naming the field at fault.
     Scopes are not checked here: unknown scopes are trimmed at authorization time, never refused.
     """
     supported = {key: value for key, value in server_metadata.items() if key != "scopes_supported"}
@@ -89,15 +89,17 @@ def validate_client_metadata(metadata: Mapping[str, Any], server_metadata: Mappi
     try:
         claims.validate()
     except JoseError as error:
+        # The stand-in redirect URI always passes, so the field at fault is never redirect_uris.
         field = getattr(error, "claim", None) or "client metadata"
-        code: ErrorCode = "invalid_redirect_uri" if field == "redirect_uris" else "invalid_client_metadata"
-        raise ProtocolError(code, f"the field {field!r} is not acceptable: {error.description}") from error
+        raise ProtocolError(
+            "invalid_client_metadata", f"the field {field!r} is not acceptable: {error.description}"
+        ) from error
     except (TypeError, AttributeError, ValueError, KeyError) as error:
         # authlib assumes the JSON types RFC 7591 gives each field; the caller checks the known ones first.
         raise ProtocolError("invalid_client_metadata", "a field of the client metadata has the wrong type") from error
     checked = dict(claims.get_registered_claims())
     if redirect_uris is None:
-        checked.pop("redirect_uris", None)
+        del checked["redirect_uris"]
     else:
         checked["redirect_uris"] = redirect_uris
     return checked

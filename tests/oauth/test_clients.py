@@ -13,7 +13,9 @@ import httpx2
 import pytest
 
 from oauth import ConfigError, OAuthConfig, PreregisteredClient
+from oauth._authlib import validate_client_metadata, validate_server_metadata
 from oauth.clients import AUTH_METHODS, Client, redirect_uri_problem
+from oauth.errors import ProtocolError
 from tests.oauth.conftest import REDIRECT_URI, SECRET, Browser, Site, query
 from tests.oauth.test_attacks import BASE, authorize_url, new_verifier, register, site_and_web
 
@@ -449,3 +451,25 @@ def test_a_client_accepts_only_the_method_it_registered_and_a_configured_one_eit
     assert [configured.accepts(m) for m in AUTH_METHODS] == [False, True, True]
     assert [replace(TWO, source="configured").accepts(m) for m in AUTH_METHODS] == [True, False, False]
     assert not TWO.secret_matches("anything") and not basic_client.secret_matches("")
+
+
+@pytest.mark.parametrize("metadata", [{"tos_uri": 5}, {"logo_uri": ["https://claude.ai/logo.png"]}])
+def test_metadata_of_a_type_the_rules_cannot_read_is_refused_as_the_wrong_type(metadata: dict[str, Any]) -> None:
+    # The registration endpoint checks these types itself first; the adapter holds to its contract alone too.
+    with pytest.raises(ProtocolError) as refused:
+        validate_client_metadata({**metadata, "redirect_uris": [REDIRECT_URI]}, {"issuer": BASE})
+    assert (refused.value.code, refused.value.description) == (
+        "invalid_client_metadata",
+        "a field of the client metadata has the wrong type",
+    )
+
+
+async def test_a_registration_asking_for_scopes_the_server_lacks_is_kept_and_trimmed_later() -> None:
+    async with site_and_web() as (_, web):
+        response = await register(web, scope="mcp admin:everything")
+    assert response.status_code == 201, response.text
+
+
+def test_server_metadata_that_breaks_rfc_8414_is_a_config_error_saying_what_is_wrong() -> None:
+    with pytest.raises(ConfigError, match=r"^the authorization server metadata is not valid: .*issuer"):
+        validate_server_metadata({"issuer": "http://gw.example?x=1", "response_types_supported": ["code"]})
