@@ -244,15 +244,25 @@ class Waiting:
         gateway.mount(app, "/mcp")
         return app, gateway
 
+    @asynccontextmanager
+    async def two_instances(self, store_url: str) -> AsyncIterator[tuple[FastAPI, FastAPI, Gateway]]:
+        """Two gateways over this app sharing the store at `store_url`, started: both apps and the first gateway."""
+        first_store, second_store = open_store(store_url), open_store(store_url)
+        first_app, first = self.gateway(first_store)
+        second_app, second = self.gateway(second_store)
+        try:
+            async with first.lifespan(), second.lifespan():
+                yield first_app, second_app, first
+        finally:
+            await first_store.aclose()
+            await second_store.aclose()
+
 
 async def test_a_cancel_served_by_another_instance_stops_the_call_and_no_late_result_overwrites_it(
     store_url: str,
 ) -> None:
     waiting = Waiting()
-    first_store, second_store = open_store(store_url), open_store(store_url)
-    first_app, first = waiting.gateway(first_store)
-    second_app, second = waiting.gateway(second_store)
-    async with first.lifespan(), second.lifespan(), connect(second_app) as other:
+    async with waiting.two_instances(store_url) as (first_app, second_app, first), connect(second_app) as other:
         task = await start_task(first_app, "call_function", {"name": "jobs.wait", "args": {}})
         with anyio.fail_after(5):
             await waiting.started.wait()
@@ -269,8 +279,6 @@ async def test_a_cancel_served_by_another_instance_stops_the_call_and_no_late_re
         assert (await get(other, task["taskId"])).status == "cancelled"
         with pytest.raises(MCPError, match="cancelled"):
             await result(other, task["taskId"])
-    await first_store.aclose()
-    await second_store.aclose()
 
 
 # The 2026-07-28 envelope: tasks as the io.modelcontextprotocol/tasks extension (SEP-2663), raw JSON-RPC, since the
@@ -514,11 +522,11 @@ async def test_a_listen_stream_on_another_instance_reports_the_task_as_the_share
     store_url: str,
 ) -> None:
     waiting = Waiting()
-    first_store, second_store = open_store(store_url), open_store(store_url)
-    first_app, first = waiting.gateway(first_store)
-    second_app, second = waiting.gateway(second_store)
     # Real uvicorn for the listening instance: its frames must reach the client while the task still runs.
-    async with first.lifespan(), second.lifespan(), serve_http(second_app, lifespan="off") as base:
+    async with (
+        waiting.two_instances(store_url) as (first_app, second_app, _),
+        serve_http(second_app, lifespan="off") as base,
+    ):
         task = await start_task(first_app, "call_function", {"name": "jobs.wait", "args": {}})
         with anyio.fail_after(5):
             await waiting.started.wait()
@@ -532,8 +540,6 @@ async def test_a_listen_stream_on_another_instance_reports_the_task_as_the_share
                 assert ended["params"]["status"] == "completed"
                 assert ended["params"]["result"]["structuredContent"] == {"released": True}
                 assert (await anext(frames))["result"]["_meta"][_SUBSCRIPTION] == "listen-1"
-    await first_store.aclose()
-    await second_store.aclose()
 
 
 async def test_a_task_that_already_ended_is_reported_once_and_the_stream_closes() -> None:
