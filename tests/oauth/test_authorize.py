@@ -1,0 +1,456 @@
+"""The authorization endpoint and its two forms, page by page: what each refusal says, where it goes, and what it
+counts, so a person at the browser and the operator both learn what went wrong.
+
+In-process (httpx2.ASGITransport) against the demo shop at https://gw.example, as in test_attacks."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import urlencode
+
+import httpx2
+import pytest
+
+from gateway.demo import ADMIN_KEY
+from oauth._crypto import token_hash
+from tests.oauth.conftest import REDIRECT_URI, Browser, Site, page_form, query
+from tests.oauth.test_attacks import (
+    BASE,
+    authorize_url,
+    client_id,
+    exchange,
+    new_verifier,
+    site_and_web,
+)
+
+pytestmark = pytest.mark.anyio
+
+AGAIN = "Go back to the app and connect again."
+
+
+class Recorder:
+    """An OAuth event listener that keeps what it is told, in order."""
+
+    def __init__(self) -> None:
+        self.logins: list[str] = []
+        self.refusals: list[tuple[str, str]] = []
+
+    def login(self, outcome: str) -> None:
+        self.logins.append(outcome)
+
+    def refusal(self, endpoint: str, error: str) -> None:
+        self.refusals.append((endpoint, error))
+
+
+@asynccontextmanager
+async def observed(**options: Any) -> AsyncIterator[tuple[Site, httpx2.AsyncClient, Recorder]]:
+    async with site_and_web(**options) as (site, web):
+        recorder = Recorder()
+        site.server.observe(recorder)
+        yield site, web, recorder
+
+
+class _Page(HTMLParser):
+    """The heading and the error paragraph of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.title = self.message = ""
+        self._into: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "h1":
+            self._into = "title"
+        elif tag == "p" and ("class", "error") in attrs:
+            self._into = "message"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._into = None
+
+    def handle_data(self, data: str) -> None:
+        if self._into is not None:
+            setattr(self, self._into, getattr(self, self._into) + data)
+
+
+def page(response: httpx2.Response) -> tuple[int, str, str]:
+    """The status, heading and error message of an HTML page (never a redirect)."""
+    assert "location" not in response.headers, response.headers
+    assert response.headers["content-type"].startswith("text/html")
+    parser = _Page()
+    parser.feed(response.text)
+    return response.status_code, parser.title, parser.message
+
+
+def authorize_query(**params: str) -> str:
+    return f"/authorize?{urlencode(params)}"
+
+
+# GET /authorize: problems before the client and its redirect URI are known are pages, never redirects
+
+
+async def test_a_repeated_parameter_is_a_malformed_request_page() -> None:
+    async with observed() as (_, web, _recorder):
+        answer = await web.get("/authorize?client_id=a&client_id=b")
+    assert page(answer) == (
+        400,
+        "The app sent a malformed request",
+        f"the parameter 'client_id' is given more than once. {AGAIN}",
+    )
+
+
+async def test_a_request_without_client_id_is_an_incomplete_request_page() -> None:
+    async with observed() as (_, web, _recorder):
+        answers = [await web.get(authorize_query(response_type="code")), await web.get("/authorize?client_id=")]
+    for answer in answers:
+        assert page(answer) == (400, "The app sent an incomplete request", f"client_id is missing. {AGAIN}")
+
+
+async def test_an_unknown_client_id_is_named_on_the_unknown_app_page() -> None:
+    async with observed() as (_, web, _recorder):
+        answer = await web.get(authorize_url("no-such-client", new_verifier()))
+    assert page(answer) == (
+        400,
+        "Unknown app",
+        f"No app with client_id 'no-such-client' is registered here. {AGAIN}",
+    )
+
+
+async def test_leaving_out_redirect_uri_works_with_one_registered_uri_and_not_with_two() -> None:
+    async with observed() as (_, web, _recorder):
+        one = await client_id(web)
+        two = await client_id(web, REDIRECT_URI, "https://claude.ai/other_callback")
+        landed = await Browser(web).authorize(authorize_url(one, new_verifier(), redirect_uri=""))
+        refused = await web.get(authorize_url(two, new_verifier(), redirect_uri=""))
+    assert landed.startswith(REDIRECT_URI + "?code=")
+    assert page(refused) == (
+        400,
+        "The app did not say where to return",
+        "The app registered 2 redirect addresses and sent no redirect_uri to choose one, so the login stops "
+        f"here. {AGAIN}",
+    )
+
+
+async def test_an_unregistered_redirect_uri_is_named_on_its_page() -> None:
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web)
+        answer = await web.get(authorize_url(client, new_verifier(), redirect_uri="https://evil.example/cb"))
+    assert page(answer) == (
+        400,
+        "The app's redirect address is not registered",
+        "redirect_uri 'https://evil.example/cb' is not one this app registered, so the login stops here.",
+    )
+
+
+async def test_logins_started_past_the_per_address_limit_get_a_429_page_counted_as_limited() -> None:
+    async with observed(pending_logins_per_address=2, login_ttl=300.0) as (site, web, recorder):
+        client = await client_id(web)
+        statuses = [(await web.get(authorize_url(client, new_verifier()))).status_code for _ in range(2)]
+        limited = await web.get(authorize_url(client, new_verifier()))
+        site.clock.advance(301)
+        again = await web.get(authorize_url(client, new_verifier()))
+    assert statuses == [200, 200]
+    assert page(limited) == (429, "Too many logins", "Too many logins were started from this address. Wait 5 minutes.")
+    assert recorder.logins == ["limited"]
+    assert again.status_code == 200
+
+
+# GET /authorize: once the client is known, problems go back to its redirect URI
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "description"),
+    [
+        ({"response_type": "token"}, "unsupported_response_type", "response_type must be 'code', got 'token'"),
+        ({"response_type": ""}, "unsupported_response_type", "response_type must be 'code', got None"),
+        ({"code_challenge": ""}, "invalid_request", "code_challenge is required (PKCE with S256)"),
+        (
+            {"code_challenge_method": "plain"},
+            "invalid_request",
+            "code_challenge_method must be S256; plain is not accepted",
+        ),
+        (
+            {"code_challenge": "short"},
+            "invalid_request",
+            "code_challenge is not 43 to 128 characters of [A-Za-z0-9-._~]",
+        ),
+        (
+            {"resource": "https://elsewhere.example/mcp"},
+            "invalid_target",
+            f"resource 'https://elsewhere.example/mcp' is not served here; use '{BASE}/mcp'",
+        ),
+    ],
+)
+async def test_a_bad_request_from_a_known_client_goes_back_with_its_error_state_and_iss(
+    params: dict[str, str], error: str, description: str
+) -> None:
+    async with observed() as (_, web, recorder):
+        client = await client_id(web)
+        answer = await web.get(authorize_url(client, new_verifier(), **params))
+    assert answer.status_code == 302
+    assert answer.headers["location"].startswith(REDIRECT_URI + "?")
+    assert query(answer.headers["location"]) == {
+        "error": error,
+        "error_description": description,
+        "state": "the-state",
+        "iss": BASE,
+    }
+    assert answer.headers["cache-control"] == "no-store"
+    assert answer.headers["referrer-policy"] == "no-referrer"
+    assert recorder.refusals == [("authorize", error)]
+
+
+async def test_an_error_redirect_without_state_carries_none() -> None:
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web)
+        answer = await web.get(authorize_url(client, new_verifier(), state="", response_type="token"))
+    assert set(query(answer.headers["location"])) == {"error", "error_description", "iss"}
+
+
+async def test_the_resource_may_be_named_with_a_trailing_slash_and_the_grant_is_for_the_mcp_endpoint() -> None:
+    async with observed() as (site, web, _recorder):
+        client, verifier = await client_id(web), new_verifier()
+        landed = await Browser(web).authorize(authorize_url(client, verifier, resource=f"{BASE}/mcp/"))
+        tokens = (await exchange(web, client, query(landed)["code"], verifier)).json()
+        grant = await site.server.grants.check_access_token(tokens["access_token"])
+    # A grant for any other resource would not be honoured at the MCP endpoint.
+    assert grant is not None
+
+
+@pytest.mark.parametrize(
+    ("asked", "granted"),
+    [("mcp", "mcp"), ("", "mcp"), ("unknown mcp", "mcp"), ("unknown", "mcp")],
+)
+async def test_the_grant_holds_the_known_scopes_asked_for_or_all_of_them(asked: str, granted: str) -> None:
+    async with observed() as (_, web, _recorder):
+        client, verifier = await client_id(web), new_verifier()
+        landed = await Browser(web).authorize(authorize_url(client, verifier, scope=asked))
+        tokens = (await exchange(web, client, query(landed)["code"], verifier)).json()
+    assert tokens["scope"] == granted
+
+
+# The login form
+
+
+async def test_the_login_page_sets_the_browser_cookie_for_the_login_lifetime() -> None:
+    async with observed(login_ttl=420.0) as (site, web, _recorder):
+        client = await client_id(web)
+        answer = await web.get(authorize_url(client, new_verifier()))
+    assert answer.status_code == 200
+    cookie = answer.headers["set-cookie"]
+    assert cookie.startswith(f"{site.server.authorization.cookie_name}=")
+    assert "Max-Age=420" in cookie
+
+
+async def test_a_refused_key_shows_the_login_page_again_with_the_reason_and_counts_as_refused() -> None:
+    async with observed() as (_, web, recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        refused = await web.post(action, data={**fields, "api_key": "wrong"})
+        # The form on the page again still works.
+        again_action, again_fields = page_form(refused)
+        accepted = await web.post(again_action, data={**again_fields, "api_key": ADMIN_KEY})
+    assert refused.status_code == 400
+    assert "did not accept" in page(refused)[2]
+    assert accepted.status_code == 200 and "Allow" in accepted.text
+    assert recorder.logins == ["refused", "accepted"]
+
+
+async def test_the_fifth_refused_key_ends_the_login_with_its_own_page() -> None:
+    async with observed() as (site, web, recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        answers = [await web.post(action, data={**fields, "api_key": f"guess-{n}"}) for n in range(5)]
+        late = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+        left = await site.server.store.get("request", fields["request_id"])
+    assert page(answers[4]) == (400, "Too many attempts", f"The key was refused 5 times. {AGAIN}")
+    assert left is None
+    assert page(late) == (400, "This page has expired", f"The login took too long. {AGAIN}")
+    assert recorder.logins == ["refused"] * 5
+
+
+async def test_thirty_keys_from_one_address_then_a_429_page_counted_as_limited() -> None:
+    async with observed() as (_, web, recorder):
+        client = await client_id(web)
+        answers = []
+        for keys in (4, 4, 4, 4, 4, 4, 4, 3):
+            action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+            answers += [await web.post(action, data={**fields, "api_key": f"k{n}"}) for n in range(keys)]
+    assert [answer.status_code for answer in answers] == [400] * 30 + [429]
+    assert page(answers[-1]) == (429, "Too many attempts", "Too many keys came from this address. Wait 15 minutes.")
+    assert recorder.logins == ["refused"] * 30 + ["limited"]
+
+
+async def test_a_login_form_posted_again_after_a_key_was_accepted_shows_the_consent_page() -> None:
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        first = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+        second = await web.post(action, data={**fields, "api_key": "anything"})
+    assert first.status_code == second.status_code == 200
+    assert page_form(first) == page_form(second)
+
+
+# Both forms: stale, forged or foreign
+
+
+async def test_a_form_for_an_unknown_or_expired_request_is_an_expired_page() -> None:
+    async with observed(login_ttl=60.0) as (site, web, _recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        unknown = await web.post(action, data={**fields, "request_id": "nope", "api_key": ADMIN_KEY})
+        missing = await web.post(action, data={"csrf": fields["csrf"], "api_key": ADMIN_KEY})
+        site.clock.advance(61)
+        expired = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    for answer in (unknown, missing, expired):
+        assert page(answer) == (400, "This page has expired", f"The login took too long. {AGAIN}")
+
+
+async def test_a_form_from_another_site_or_without_this_browsers_token_is_refused_with_403() -> None:
+    async with observed() as (site, web, _recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        cross = await web.post(
+            action, data={**fields, "api_key": ADMIN_KEY}, headers={"origin": "https://evil.example"}
+        )
+        own_origin = await web.post(action, data={**fields, "api_key": "x"}, headers={"origin": BASE})
+        forged = await web.post(action, data={**fields, "csrf": "forged", "api_key": ADMIN_KEY})
+        web.cookies.delete(site.server.authorization.cookie_name)
+        no_cookie = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    assert page(cross) == (403, "This form came from another site", "The request was refused.")
+    assert own_origin.status_code == 400 and "did not accept" in own_origin.text
+    for answer in (forged, no_cookie):
+        assert page(answer) == (
+            403,
+            "This form could not be verified",
+            f"It was not sent from the page this browser opened. {AGAIN}",
+        )
+
+
+async def test_a_form_that_cannot_be_read_gets_a_page_saying_so() -> None:
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        repeated = await web.post(
+            action,
+            content=urlencode([*fields.items(), ("api_key", "a"), ("api_key", "b")]),
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+    status, title, message = page(repeated)
+    assert (status, title) == (400, "The form could not be read")
+    assert "api_key" in message
+
+
+async def test_a_form_for_a_client_that_is_gone_is_an_unknown_app_page() -> None:
+    async with observed() as (site, web, _recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        await site.server.store.delete("new-client", token_hash(client))
+        answer = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    assert page(answer) == (400, "Unknown app", f"The app is no longer registered. {AGAIN}")
+
+
+# The consent form
+
+
+async def consent_form(web: httpx2.AsyncClient, url: str) -> tuple[str, dict[str, str]]:
+    return page_form(await Browser(web).login(url))
+
+
+async def test_the_consent_form_before_a_key_was_accepted_asks_to_log_in_first() -> None:
+    async with observed() as (site, web, _recorder):
+        client = await client_id(web)
+        _, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        answer = await web.post(site.server.authorization.consent_action, data={**fields, "decision": "allow"})
+    assert page(answer) == (
+        400,
+        "Log in first",
+        f"This browser has not logged in for this request. {AGAIN}",
+    )
+
+
+@pytest.mark.parametrize("decision", ["", "maybe", "Allow"])
+async def test_a_consent_without_allow_or_deny_asks_for_one_and_the_request_stays(decision: str) -> None:
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web)
+        action, fields = await consent_form(web, authorize_url(client, new_verifier()))
+        unclear = await web.post(action, data={**fields, "decision": decision})
+        allowed = await web.post(action, data={**fields, "decision": "allow"})
+    assert page(unclear) == (400, "The form could not be read", "Choose Allow or Deny.")
+    assert allowed.status_code == 303
+
+
+async def test_a_consent_answered_twice_is_refused_and_the_request_is_gone() -> None:
+    async with observed() as (site, web, recorder):
+        client = await client_id(web)
+        action, fields = await consent_form(web, authorize_url(client, new_verifier()))
+        first = await web.post(action, data={**fields, "decision": "allow"})
+        left = await site.server.store.get("request", fields["request_id"])
+        claimed, _ = await site.server.store.claim("request", fields["request_id"])
+        second = await web.post(action, data={**fields, "decision": "deny"})
+    assert first.status_code == 303
+    assert left is None and claimed is None
+    assert page(second) == (400, "This page has expired", f"The login took too long. {AGAIN}")
+    assert recorder.logins == ["accepted", "allowed"]
+
+
+async def test_a_consent_another_submission_claimed_first_is_already_answered() -> None:
+    async with observed() as (site, web, recorder):
+        client = await client_id(web)
+        action, fields = await consent_form(web, authorize_url(client, new_verifier()))
+        # Two submissions at once: the other one claimed the request between this one's read and its claim.
+        await site.server.store.claim("request", fields["request_id"])
+        answer = await web.post(action, data={**fields, "decision": "allow"})
+    assert page(answer) == (400, "Already answered", f"This request was answered already. {AGAIN}")
+    assert recorder.logins == ["accepted"]
+
+
+async def test_denying_describes_the_refusal_and_counts_as_denied() -> None:
+    async with observed() as (_, web, recorder):
+        client = await client_id(web)
+        landed = await Browser(web, decision="deny").authorize(authorize_url(client, new_verifier()))
+    assert query(landed)["error_description"] == "the user denied access"
+    assert recorder.logins == ["accepted", "denied"]
+
+
+async def test_allowing_issues_a_code_for_the_user_who_logged_in_with_the_redirect_as_it_was_asked() -> None:
+    async with observed() as (site, web, recorder):
+        me = await site.server.authorization.login.check_key(ADMIN_KEY)
+        client, verifier = await client_id(web), new_verifier()
+        given = query(await Browser(web).authorize(authorize_url(client, verifier)))
+        # The request named redirect_uri, so the token request must name it too (OAuth 2.1 §4.1.3).
+        without = await web.post(
+            "/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": given["code"],
+                "client_id": client,
+                "code_verifier": verifier,
+            },
+        )
+        left_out = query(await Browser(web).authorize(authorize_url(client, verifier, redirect_uri="")))
+        tokens = await web.post(
+            "/token",
+            data={
+                "grant_type": "authorization_code",
+                "code": left_out["code"],
+                "client_id": client,
+                "code_verifier": verifier,
+            },
+        )
+        grant = await site.server.grants.check_access_token(tokens.json()["access_token"])
+    assert without.status_code == 400 and without.json()["error"] == "invalid_grant"
+    assert tokens.status_code == 200, tokens.text
+    assert grant is not None and grant.subject == me.subject and grant.client_id == client
+    assert set(given) == {"code", "state", "iss"} and set(left_out) == {"code", "state", "iss"}
+    assert recorder.logins.count("allowed") == 2
+
+
+async def test_allowing_without_state_sends_back_code_and_iss_only() -> None:
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web)
+        landed = await Browser(web).authorize(authorize_url(client, new_verifier(), state=""))
+    assert set(query(landed)) == {"code", "iss"}
+    assert query(landed)["iss"] == BASE
