@@ -118,21 +118,6 @@ async def test_an_unknown_client_id_is_named_on_the_unknown_app_page() -> None:
     )
 
 
-async def test_leaving_out_redirect_uri_works_with_one_registered_uri_and_not_with_two() -> None:
-    async with observed() as (_, web, _recorder):
-        one = await client_id(web)
-        two = await client_id(web, REDIRECT_URI, "https://claude.ai/other_callback")
-        landed = await Browser(web).authorize(authorize_url(one, new_verifier(), redirect_uri=""))
-        refused = await web.get(authorize_url(two, new_verifier(), redirect_uri=""))
-    assert landed.startswith(REDIRECT_URI + "?code=")
-    assert page(refused) == (
-        400,
-        "The app did not say where to return",
-        "The app registered 2 redirect addresses and sent no redirect_uri to choose one, so the login stops "
-        f"here. {AGAIN}",
-    )
-
-
 async def test_an_unregistered_redirect_uri_is_named_on_its_page() -> None:
     async with observed() as (_, web, _recorder):
         client = await client_id(web)
@@ -415,36 +400,21 @@ async def test_denying_describes_the_refusal_and_counts_as_denied() -> None:
     assert recorder.logins == ["accepted", "denied"]
 
 
-async def test_allowing_issues_a_code_for_the_user_who_logged_in_with_the_redirect_as_it_was_asked() -> None:
+async def test_allowing_issues_a_code_for_the_user_who_logged_in_bound_to_the_redirect_uri_asked_for() -> None:
     async with observed() as (site, web, recorder):
         me = await site.server.authorization.login.check_key(ADMIN_KEY)
         client, verifier = await client_id(web), new_verifier()
-        given = query(await Browser(web).authorize(authorize_url(client, verifier)))
+        first = query(await Browser(web).authorize(authorize_url(client, verifier)))
         # The request named redirect_uri, so the token request must name it too (OAuth 2.1 §4.1.3).
-        without = await web.post(
-            "/token",
-            data={
-                "grant_type": "authorization_code",
-                "code": given["code"],
-                "client_id": client,
-                "code_verifier": verifier,
-            },
-        )
-        left_out = query(await Browser(web).authorize(authorize_url(client, verifier, redirect_uri="")))
-        tokens = await web.post(
-            "/token",
-            data={
-                "grant_type": "authorization_code",
-                "code": left_out["code"],
-                "client_id": client,
-                "code_verifier": verifier,
-            },
-        )
+        form = {"grant_type": "authorization_code", "code": first["code"], "client_id": client}
+        without = await web.post("/token", data={**form, "code_verifier": verifier})
+        second = query(await Browser(web).authorize(authorize_url(client, verifier)))
+        tokens = await exchange(web, client, second["code"], verifier)
         grant = await site.server.grants.check_access_token(tokens.json()["access_token"])
     assert without.status_code == 400 and without.json()["error"] == "invalid_grant"
     assert tokens.status_code == 200, tokens.text
     assert grant is not None and grant.subject == me.subject and grant.client_id == client
-    assert set(given) == {"code", "state", "iss"} and set(left_out) == {"code", "state", "iss"}
+    assert set(first) == set(second) == {"code", "state", "iss"}
     assert recorder.logins.count("allowed") == 2
 
 
