@@ -33,7 +33,7 @@ from starlette.routing import Route
 
 from gateway.lifespan import app_lifespan
 from oauth.cimd import Address, ClientDocuments, is_client_id_url, is_public_address
-from oauth.errors import ClientDocumentError
+from oauth.errors import ClientDocumentError, ProtocolError
 from tests.gateway.conftest import _Uvicorn
 from tests.oauth.conftest import Browser, FakeClock, build_site, free_port, query
 from tests.oauth.test_attacks import BASE, authorize_url, exchange, new_verifier
@@ -111,6 +111,8 @@ class DocumentServer:
             document["client_name"] = "E" * 201
         elif name == "nameless.json":
             del document["client_name"]
+        elif name == "methodless.json":
+            del document["token_endpoint_auth_method"]
         elif name == "holds-secret.json":
             document["client_secret"] = "s3cr3t"
         elif name == "secret-expiry.json":
@@ -209,6 +211,45 @@ async def test_a_document_with_another_client_id_a_secret_or_too_many_bytes_is_r
     assert page.status_code == 400 and "location" not in page.headers
     assert problem in page.text
     assert (token.status_code, token.json()["error"]) == (401, "invalid_client")
+
+
+@pytest.mark.parametrize(
+    ("name", "description"),
+    [
+        ("mismatch.json", "names client_id {other!r}; it must name its own URL"),
+        (
+            "secret.json",
+            "asks for token_endpoint_auth_method 'client_secret_basic'; this server accepts documents of public "
+            "clients ('none') only",
+        ),
+        ("holds-secret.json", "must not hold a secret"),
+        ("secret-expiry.json", "must not hold a secret"),
+        ("many.json", "redirect_uris lists 21 URIs; at most 20 are allowed"),
+    ],
+)
+async def test_the_registry_refuses_a_faulty_document_as_an_invalid_client_saying_what_is_wrong(
+    tmp_path: Path, name: str, description: str
+) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        site = build_site(BASE, documents=fetcher(trust))
+        with pytest.raises(ProtocolError) as refused:
+            await site.server.clients.find(documents.url(name))
+        await site.server.aclose()
+    other = documents.url("someone-else.json")
+    expected = f"the client metadata document at {documents.url(name)!r} " + description.format(other=other)
+    if description.startswith("redirect_uris"):
+        expected = description
+    assert (refused.value.code, refused.value.description) == ("invalid_client", expected)
+
+
+async def test_a_document_that_leaves_out_its_auth_method_is_a_public_client(tmp_path: Path) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        site = build_site(BASE, documents=fetcher(trust))
+        client = await site.server.clients.find(documents.url("methodless.json"))
+        await site.server.aclose()
+    assert client is not None
+    assert (client.auth_method, client.source, client.name) == ("none", "document", "Example Agent")
+    assert client.redirect_uris == (CALLBACK,)
 
 
 UNREACHABLE = "could not be fetched; the app's developer must serve it over https from a public address, answering 200"

@@ -62,7 +62,10 @@ async def test_a_client_authenticating_with_basic_and_a_body_secret_is_refused_a
         # Nothing was used up: the same code still works with one method.
         alone = await token(web, code, verifier, headers=basic(client, secret))
     assert (both.status_code, both.json()["error"]) == (400, "invalid_request")
-    assert "authenticates the client twice" in both.json()["error_description"]
+    assert both.json()["error_description"] == (
+        "the request authenticates the client twice (HTTP Basic and client_secret in the body); use one method "
+        "only, the one the client registered"
+    )
     assert "access_token" not in both.json()
     assert alone.status_code == 200, alone.text
 
@@ -147,6 +150,29 @@ async def test_a_configured_client_with_a_secret_may_send_it_either_way() -> Non
     assert [answer.status_code for answer in answers] == [200, 200]
 
 
+async def test_a_configured_client_with_a_secret_that_sends_none_is_told_how_to_send_it() -> None:
+    configured = PreregisteredClient(
+        client_id="connector", redirect_uris=(REDIRECT_URI,), client_secret="a-configured-secret-0123"
+    )
+    async with site_and_web(clients=(configured,)) as (_, web):
+        verifier = new_verifier()
+        code = query(await Browser(web).authorize(authorize_url("connector", verifier)))["code"]
+        nothing = await token(web, code, verifier, client_id="connector")
+    assert (nothing.status_code, nothing.json()["error"]) == (401, "invalid_client")
+    assert nothing.json()["error_description"] == (
+        "client 'connector' registered token_endpoint_auth_method 'client_secret_basic': send its id and secret "
+        "in the Authorization header (HTTP Basic), not in the body"
+    )
+
+
+async def test_an_authorization_header_that_is_not_basic_is_no_client_authentication() -> None:
+    async with site_and_web() as (_, web):
+        client, verifier = (await register(web)).json()["client_id"], new_verifier()
+        code = query(await Browser(web).authorize(authorize_url(client, verifier)))["code"]
+        bearer = await token(web, code, verifier, client_id=client, headers={"authorization": "Bearer abcdef"})
+    assert bearer.status_code == 200, bearer.text
+
+
 # Registration cannot fill the store
 
 
@@ -189,6 +215,27 @@ async def test_a_client_that_never_gets_a_token_is_forgotten_after_a_day_and_one
     assert forgotten.status_code == 400 and "Unknown app" in forgotten.text
     assert kept.status_code == 200
     assert refreshed.status_code == 200, refreshed.text
+
+
+async def test_a_client_that_keeps_getting_tokens_is_kept_a_year_past_its_last_ones() -> None:
+    async with site_and_web() as (site, web):
+        client, year = (await register(web)).json()["client_id"], 365 * 24 * 3600
+
+        async def tokens() -> int:
+            verifier = new_verifier()
+            code = query(await Browser(web).authorize(authorize_url(client, verifier)))["code"]
+            return (await token(web, code, verifier, client_id=client)).status_code
+
+        statuses = [await tokens()]
+        site.clock.advance(year - 24 * 3600)
+        statuses.append(await tokens())
+        site.clock.advance(year - 24 * 3600)
+        kept = await web.get(authorize_url(client, new_verifier()))
+        site.clock.advance(2 * 24 * 3600)
+        forgotten = await web.get(authorize_url(client, new_verifier()))
+    assert statuses == [200, 200]
+    assert kept.status_code == 200
+    assert forgotten.status_code == 400 and "Unknown app" in forgotten.text
 
 
 async def test_registration_closes_while_too_many_registered_clients_are_unused() -> None:
@@ -424,6 +471,14 @@ def test_a_loopback_redirect_uri_may_differ_only_in_its_port() -> None:
     assert TWO.redirect_uri("http://127.0.0.1:61000/other?x=1") is None
     assert TWO.redirect_uri("http://localhost:5000/cb?x=1") is None
     assert TWO.redirect_uri("https://127.0.0.1:5000/cb?x=1") is None
+
+
+def test_an_https_loopback_redirect_uri_must_match_with_its_port() -> None:
+    # The port may differ only for plain http on loopback, where a native app listens on an ephemeral port.
+    https = Client(client_id="c", redirect_uris=("https://localhost:8443/cb",))
+    assert https.redirect_uri("https://localhost:8443/cb") == "https://localhost:8443/cb"
+    assert https.redirect_uri("https://localhost:9443/cb") is None
+    assert https.redirect_uri("http://localhost:8443/cb") is None
 
 
 def test_a_client_is_shown_by_its_name_or_else_its_id() -> None:
