@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 from dataclasses import replace
 from typing import Any
+from urllib.parse import quote_plus
 
 import httpx2
 import pytest
@@ -163,6 +164,82 @@ async def test_a_configured_client_with_a_secret_that_sends_none_is_told_how_to_
         "client 'connector' registered token_endpoint_auth_method 'client_secret_basic': send its id and secret "
         "in the Authorization header (HTTP Basic), not in the body"
     )
+
+
+SPACED = PreregisteredClient(client_id="my+connector", redirect_uris=(REDIRECT_URI,), client_secret="s3cret: with+plus")
+
+
+def raw_basic(credentials: str) -> dict[str, str]:
+    return {"authorization": "Basic " + base64.b64encode(credentials.encode()).decode()}
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        # RFC 6749 §2.3.1: id and secret form-urlencoded, then joined by the first colon.
+        f"{quote_plus(SPACED.client_id)}:{quote_plus(SPACED.client_secret or '')}",
+        "my%2Bconnector:s3cret: with%2Bplus",
+    ],
+    ids=["form-urlencoded", "colon in the secret"],
+)
+async def test_basic_credentials_are_form_decoded_and_split_at_the_first_colon(credentials: str) -> None:
+    async with site_and_web(clients=(SPACED,)) as (_, web):
+        verifier = new_verifier()
+        code = query(await Browser(web).authorize(authorize_url(SPACED.client_id, verifier)))["code"]
+        answer = await token(web, code, verifier, headers=raw_basic(credentials))
+    assert answer.status_code == 200, answer.text
+
+
+async def test_a_plus_in_basic_credentials_is_a_space_as_form_encoding_has_it() -> None:
+    async with site_and_web(clients=(SPACED,)) as (_, web):
+        verifier = new_verifier()
+        code = query(await Browser(web).authorize(authorize_url(SPACED.client_id, verifier)))["code"]
+        plus_id = await token(web, code, verifier, headers=raw_basic("my+connector:s3cret%3A+with%2Bplus"))
+        plus_secret = await token(web, code, verifier, headers=raw_basic("my%2Bconnector:s3cret: with+plus"))
+    assert (plus_id.status_code, plus_id.json()["error_description"]) == (
+        401,
+        "unknown client_id 'my connector'; register the client again at the registration endpoint",
+    )
+    assert (plus_secret.status_code, plus_secret.json()["error"]) == (401, "invalid_client")
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Basic !!not-base64!!",
+        # Characters outside the base64 alphabet are refused, not skipped over.
+        "Basic "
+        + base64.b64encode(b"connector:a-configured-secret-0123").decode()[:8]
+        + "*"
+        + base64.b64encode(b"connector:a-configured-secret-0123").decode()[8:],
+        "Basic " + base64.b64encode(b"\xff\xfe:secret").decode(),
+    ],
+    ids=["not base64", "outside the alphabet", "not UTF-8"],
+)
+async def test_a_basic_header_that_is_not_base64_of_utf8_is_an_invalid_client(header: str) -> None:
+    configured = PreregisteredClient(
+        client_id="connector", redirect_uris=(REDIRECT_URI,), client_secret="a-configured-secret-0123"
+    )
+    async with site_and_web(clients=(configured,)) as (_, web):
+        verifier = new_verifier()
+        code = query(await Browser(web).authorize(authorize_url("connector", verifier)))["code"]
+        refused = await token(web, code, verifier, headers={"authorization": header})
+    assert (refused.status_code, refused.json()) == (
+        401,
+        {"error": "invalid_client", "error_description": "the Basic authorization header is not base64 of id:secret"},
+    )
+
+
+async def test_a_body_client_id_beside_basic_credentials_must_be_the_same_client() -> None:
+    async with site_and_web() as (_, web):
+        client, secret, code, verifier = await confidential(web, "client_secret_basic")
+        other = await token(web, code, verifier, client_id="someone-else", headers=basic(client, secret))
+        same = await token(web, code, verifier, client_id=client, headers=basic(client, secret))
+    assert (other.status_code, other.json()) == (
+        401,
+        {"error": "invalid_client", "error_description": "client_id in the body differs from the Basic credentials"},
+    )
+    assert same.status_code == 200, same.text
 
 
 async def test_an_authorization_header_that_is_not_basic_is_no_client_authentication() -> None:
