@@ -242,6 +242,20 @@ async def test_a_body_client_id_beside_basic_credentials_must_be_the_same_client
     assert same.status_code == 200, same.text
 
 
+@pytest.mark.parametrize("form", [{}, {"client_id": ""}], ids=["no client_id", "empty client_id"])
+async def test_a_token_request_that_names_no_client_is_told_to_send_client_id(form: dict[str, str]) -> None:
+    async with site_and_web() as (_, web):
+        client, verifier = (await register(web)).json()["client_id"], new_verifier()
+        code = query(await Browser(web).authorize(authorize_url(client, verifier)))["code"]
+        nameless = await token(web, code, verifier, **form)
+        named = await token(web, code, verifier, client_id=client)
+    assert (nameless.status_code, nameless.json()) == (
+        401,
+        {"error": "invalid_client", "error_description": "the request names no client: send client_id"},
+    )
+    assert named.status_code == 200, named.text
+
+
 async def test_an_authorization_header_that_is_not_basic_is_no_client_authentication() -> None:
     async with site_and_web() as (_, web):
         client, verifier = (await register(web)).json()["client_id"], new_verifier()
