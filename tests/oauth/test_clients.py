@@ -113,6 +113,23 @@ async def test_a_confidential_client_without_its_secret_is_refused() -> None:
     assert "registered token_endpoint_auth_method 'client_secret_post'" in nothing.json()["error_description"]
 
 
+@pytest.mark.parametrize("method", ["client_secret_basic", "client_secret_post"])
+async def test_a_confidential_client_with_a_wrong_secret_is_refused_and_its_code_still_works(method: str) -> None:
+    async with site_and_web() as (_, web):
+        client, secret, code, verifier = await confidential(web, method)
+        if method == "client_secret_basic":
+            wrong = await token(web, code, verifier, headers=basic(client, secret + "x"))
+            right = await token(web, code, verifier, headers=basic(client, secret))
+        else:
+            wrong = await token(web, code, verifier, client_id=client, client_secret=secret + "x")
+            right = await token(web, code, verifier, client_id=client, client_secret=secret)
+    assert (wrong.status_code, wrong.json()) == (
+        401,
+        {"error": "invalid_client", "error_description": f"client {client!r} must authenticate with its client_secret"},
+    )
+    assert right.status_code == 200, right.text
+
+
 async def test_a_public_client_that_sends_a_secret_is_refused() -> None:
     async with site_and_web() as (_, web):
         registered = await register(web)
