@@ -414,7 +414,8 @@ class ClientRegistry:
                 )
             return client
         if not client.accepts(used):
-            raise ProtocolError("invalid_client", f"client {client_id!r} {_HOW_TO_AUTHENTICATE[client.auth_method]}")
+            how = _EITHER_WAY if client.source == "configured" else _HOW_TO_AUTHENTICATE[client.auth_method]
+            raise ProtocolError("invalid_client", f"client {client_id!r} {how}")
         if not client.secret_matches(secret):
             raise ProtocolError("invalid_client", f"client {client_id!r} must authenticate with its client_secret")
         return client
@@ -431,3 +432,8 @@ _HOW_TO_AUTHENTICATE: Final[dict[TokenAuthMethod, str]] = {
         "body, not in an Authorization header"
     ),
 }
+#: A configured client with a secret may send it either way (`Client.accepts`).
+_EITHER_WAY: Final = (
+    "has a client secret: send it with the client's id in the Authorization header (HTTP Basic) or as "
+    "client_secret in the body"
+)

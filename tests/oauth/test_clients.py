@@ -178,8 +178,8 @@ async def test_a_configured_client_with_a_secret_that_sends_none_is_told_how_to_
         nothing = await token(web, code, verifier, client_id="connector")
     assert (nothing.status_code, nothing.json()["error"]) == (401, "invalid_client")
     assert nothing.json()["error_description"] == (
-        "client 'connector' registered token_endpoint_auth_method 'client_secret_basic': send its id and secret "
-        "in the Authorization header (HTTP Basic), not in the body"
+        "client 'connector' has a client secret: send it with the client's id in the Authorization header "
+        "(HTTP Basic) or as client_secret in the body"
     )
 
 
