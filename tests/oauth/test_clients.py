@@ -6,6 +6,7 @@ In-process (httpx2.ASGITransport) against the demo shop at https://gw.example, a
 from __future__ import annotations
 
 import base64
+import logging
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote_plus
@@ -291,10 +292,11 @@ def web_from(site: Site, address: str) -> httpx2.AsyncClient:
     return httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app, client=(address, 4711)), base_url=BASE)
 
 
-async def test_one_address_registers_sixty_clients_an_hour_and_no_more() -> None:
+async def test_one_address_registers_sixty_clients_an_hour_and_no_more(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.clients")
     async with site_and_web() as (site, web):
         statuses = [(await register(web)).status_code for _ in range(60)]
-        refused = await register(web)
+        refused, _, _ = [await register(web) for _ in range(3)]
         async with web_from(site, "203.0.113.9") as elsewhere:
             other = await register(elsewhere)
         site.clock.advance(3600)
@@ -308,6 +310,10 @@ async def test_one_address_registers_sixty_clients_an_hour_and_no_more() -> None
     assert refused.headers["retry-after"] == "3600"
     assert "client_id" not in refused.json()
     assert (other.status_code, later.status_code) == (201, 201)
+    # The operator hears of it once, when the address first goes over.
+    assert [record.getMessage() for record in caplog.records] == [
+        "refused registrations from 127.0.0.1: more than 60 in an hour"
+    ]
 
 
 async def test_a_client_that_never_gets_a_token_is_forgotten_after_a_day_and_one_that_did_is_kept() -> None:
@@ -348,7 +354,10 @@ async def test_a_client_that_keeps_getting_tokens_is_kept_a_year_past_its_last_o
     assert forgotten.status_code == 400 and "Unknown app" in forgotten.text
 
 
-async def test_registration_closes_while_too_many_registered_clients_are_unused() -> None:
+async def test_registration_closes_while_too_many_registered_clients_are_unused(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.clients")
     async with site_and_web(max_unused_clients=3) as (site, web):
         first, *_ = [(await register(web)).json()["client_id"] for _ in range(3)]
         closed = await register(web)
@@ -366,6 +375,9 @@ async def test_registration_closes_while_too_many_registered_clients_are_unused(
     )
     assert closed.headers["retry-after"] == "3600"
     assert (reopened.status_code, closed_again.status_code, after_a_day.status_code) == (201, 503, 201)
+    assert [record.getMessage() for record in caplog.records] == [
+        "refused a registration: 3 registered clients have had no token yet"
+    ] * 2
 
 
 async def test_one_address_starts_a_bounded_number_of_logins_at_a_time() -> None:
@@ -468,6 +480,29 @@ async def test_a_registration_without_a_redirect_uri_is_refused(body: dict[str, 
     }
 
 
+@pytest.mark.parametrize("body", [f'["{REDIRECT_URI}"]', '"Claude"', "7", "null"])
+async def test_a_registration_that_is_not_a_json_object_is_refused_saying_so(body: str) -> None:
+    async with site_and_web() as (_, web):
+        refused = await web.post("/register", content=body, headers={"content-type": "application/json"})
+    assert (refused.status_code, refused.json()) == (
+        400,
+        {"error": "invalid_client_metadata", "error_description": "the registration request must be a JSON object"},
+    )
+
+
+@pytest.mark.parametrize(("name", "shown"), [("Claude Desktop", "Claude Desktop"), (None, "")])
+async def test_the_consent_page_names_a_registered_client_by_its_name_or_else_its_id(
+    name: str | None, shown: str
+) -> None:
+    async with site_and_web() as (_, web):
+        body: dict[str, Any] = {"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none"}
+        if name is not None:
+            body["client_name"] = name
+        client = (await web.post("/register", json=body)).json()["client_id"]
+        consent = await Browser(web).login(authorize_url(client, new_verifier()))
+    assert f"<strong>{shown or client}</strong>" in consent.text
+
+
 async def test_a_registration_lists_at_most_twenty_redirect_uris() -> None:
     uris = [f"{REDIRECT_URI}/{n}" for n in range(21)]
     async with site_and_web() as (_, web):
@@ -560,6 +595,7 @@ def test_a_redirect_uri_that_could_be_abused_is_refused_saying_why(uri: object, 
 def test_a_2000_character_redirect_uri_is_the_longest_allowed() -> None:
     uri = "https://a.example/" + "x" * 1982
     assert len(uri) == 2000 and redirect_uri_problem(uri) is None
+    assert redirect_uri_problem(uri + "x") == "a redirect URI is longer than 2000 characters"
 
 
 TWO = Client(client_id="c", redirect_uris=("https://a.example/cb", "http://127.0.0.1:5000/cb?x=1"))
