@@ -480,6 +480,36 @@ async def test_a_registration_without_a_redirect_uri_is_refused(body: dict[str, 
     }
 
 
+async def test_a_registration_answers_the_client_information_of_rfc_7591() -> None:
+    async with site_and_web() as (site, web):
+        public = (await register(web)).json()
+        confidential = (
+            await register(web, token_endpoint_auth_method="client_secret_post", grant_types=["authorization_code"])
+        ).json()
+    issued = int(site.clock.now)
+    assert public == {
+        "client_id": public["client_id"],
+        "client_id_issued_at": issued,
+        "client_name": "Claude",
+        "redirect_uris": [REDIRECT_URI],
+        "token_endpoint_auth_method": "none",
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+    }
+    assert confidential == {
+        "client_id": confidential["client_id"],
+        "client_id_issued_at": issued,
+        "client_name": "Claude",
+        "redirect_uris": [REDIRECT_URI],
+        "token_endpoint_auth_method": "client_secret_post",
+        "grant_types": ["authorization_code"],
+        "response_types": ["code"],
+        "client_secret": confidential["client_secret"],
+        "client_secret_expires_at": 0,
+    }
+    assert len(public["client_id"]) >= 43 and len(confidential["client_secret"]) >= 43
+
+
 @pytest.mark.parametrize("body", [f'["{REDIRECT_URI}"]', '"Claude"', "7", "null"])
 async def test_a_registration_that_is_not_a_json_object_is_refused_saying_so(body: str) -> None:
     async with site_and_web() as (_, web):
