@@ -26,6 +26,7 @@ from oauth._authlib import (
     scope_list,
     scope_string,
 )
+from oauth.clients import redirect_uri_problem
 from oauth.store_sqlite import SqliteStore
 from tests.oauth.conftest import REDIRECT_URI, Browser, FakeClock, Site, build_site, page_form, query
 
@@ -329,7 +330,7 @@ async def test_registrations_with_dangerous_redirect_uris_are_refused(redirect_u
     async with site_and_web() as (_, web):
         response = await register(web, redirect_uri)
     assert response.status_code == 400
-    assert response.json()["error"] == error
+    assert response.json() == {"error": error, "error_description": redirect_uri_problem(redirect_uri)}
 
 
 async def test_registrations_accept_claude_chatgpt_loopback_and_native_app_redirect_uris() -> None:

@@ -246,6 +246,17 @@ async def test_a_document_with_another_client_id_a_secret_or_too_many_bytes_is_r
     refused.assert_refused(f"the client metadata document at {documents.url(name)!r} {problem.format(other=other)}")
 
 
+async def test_with_documents_turned_off_a_url_client_id_is_an_unknown_app_and_nothing_is_fetched(
+    tmp_path: Path,
+) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        site = build_site(BASE, documents=fetcher(trust), client_metadata_documents=False)
+        found = await site.server.clients.find(documents.url("good.json"))
+        await site.server.aclose()
+    assert found is None
+    assert documents.hits == {}
+
+
 async def test_a_document_that_leaves_out_its_auth_method_is_a_public_client(tmp_path: Path) -> None:
     async with document_server(tmp_path) as (documents, trust):
         site = build_site(BASE, documents=fetcher(trust))

@@ -480,6 +480,37 @@ async def test_a_registration_without_a_redirect_uri_is_refused(body: dict[str, 
     }
 
 
+@pytest.mark.parametrize(
+    ("metadata", "error", "description"),
+    [
+        ({"client_name": 5}, "invalid_client_metadata", "client_name must be a string, not int"),
+        ({"contacts": "ops@example.com"}, "invalid_client_metadata", "contacts must be a list of strings"),
+        ({"contacts": [7]}, "invalid_client_metadata", "contacts must be a list of strings"),
+        ({"redirect_uris": REDIRECT_URI}, "invalid_redirect_uri", "redirect_uris must be a list of strings"),
+        (
+            {"jwks": {"key": "x"}},
+            "invalid_client_metadata",
+            'jwks must be a JSON Web Key Set: an object with a "keys" list',
+        ),
+    ],
+)
+async def test_registration_metadata_of_the_wrong_json_type_is_refused_naming_the_field(
+    metadata: dict[str, Any], error: str, description: str
+) -> None:
+    async with site_and_web() as (_, web):
+        refused = await web.post(
+            "/register", json={"redirect_uris": [REDIRECT_URI], "token_endpoint_auth_method": "none", **metadata}
+        )
+    assert (refused.status_code, refused.json()) == (400, {"error": error, "error_description": description})
+
+
+async def test_a_configured_client_is_shown_by_its_configured_name() -> None:
+    configured = PreregisteredClient(client_id="connector", redirect_uris=(REDIRECT_URI,), name="Team Connector")
+    async with site_and_web(clients=(configured,)) as (_, web):
+        consent = await Browser(web).login(authorize_url("connector", new_verifier()))
+    assert "<strong>Team Connector</strong>" in consent.text
+
+
 async def test_a_registration_answers_the_client_information_of_rfc_7591() -> None:
     async with site_and_web() as (site, web):
         public = (await register(web)).json()
