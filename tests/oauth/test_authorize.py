@@ -5,6 +5,7 @@ In-process (httpx2.ASGITransport) against the demo shop at https://gw.example, a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from html.parser import HTMLParser
@@ -13,9 +14,12 @@ from urllib.parse import urlencode
 
 import httpx2
 import pytest
+from starlette.requests import Request
 
 from gateway.demo import ADMIN_KEY
+from oauth import Principal
 from oauth._crypto import token_hash
+from oauth.errors import LoginError
 from tests.oauth.conftest import REDIRECT_URI, Browser, Site, page_form, query
 from tests.oauth.test_attacks import (
     BASE,
@@ -424,3 +428,86 @@ async def test_allowing_without_state_sends_back_code_and_iss_only() -> None:
         landed = await Browser(web).authorize(authorize_url(client, new_verifier(), state=""))
     assert set(query(landed)) == {"code", "iss"}
     assert query(landed)["iss"] == BASE
+
+
+# A host app's own session: the login's `current` names the user, so no key is asked for
+
+
+class SessionLogin:
+    """A host app's login: the browser's `session` cookie names the user; a `broken` one cannot be read."""
+
+    def __init__(self, keys: Any) -> None:
+        self.keys = keys
+
+    async def current(self, request: Request) -> Principal | None:
+        session = request.cookies.get("session")
+        if session == "broken":
+            raise LoginError("your session could not be read; log in to the shop again")
+        if session is None:
+            return None
+        return Principal(subject=f"user-{session}", name=f"Shopper {session}", credentials={"x-api-key": ADMIN_KEY})
+
+    async def check_key(self, key: str) -> Principal:
+        principal: Principal = await self.keys.check_key(key)
+        return principal
+
+
+async def test_a_browser_the_host_app_knows_goes_straight_to_consent_and_gets_a_code_for_that_user() -> None:
+    async with observed() as (site, web, recorder):
+        site.server.authorization.login = SessionLogin(site.server.authorization.login)
+        client, verifier = await client_id(web), new_verifier()
+        web.cookies.set("session", "42", domain="gw.example")
+        consent = await web.get(authorize_url(client, verifier))
+        action, fields = page_form(consent)
+        answer = await web.post(action, data={**fields, "decision": "allow"})
+        tokens = await exchange(web, client, query(answer.headers["location"])["code"], verifier)
+        grant = await site.server.grants.check_access_token(tokens.json()["access_token"])
+    assert consent.status_code == 200 and "Shopper 42" in consent.text and "Allow" in consent.text
+    assert consent.headers["set-cookie"].startswith(f"{site.server.authorization.cookie_name}=")
+    assert grant is not None and grant.subject == "user-42" and grant.credentials == {"x-api-key": ADMIN_KEY}
+    assert recorder.logins == ["accepted", "allowed"]
+
+
+async def test_a_session_the_login_cannot_read_is_a_page_saying_why() -> None:
+    async with observed() as (site, web, recorder):
+        site.server.authorization.login = SessionLogin(site.server.authorization.login)
+        client = await client_id(web)
+        web.cookies.set("session", "broken", domain="gw.example")
+        answer = await web.get(authorize_url(client, new_verifier()))
+    assert page(answer) == (
+        400,
+        "You could not be logged in",
+        "your session could not be read; log in to the shop again",
+    )
+    assert recorder.logins == []
+
+
+async def test_the_operator_is_warned_once_when_an_address_starts_too_many_logins(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.authorize")
+    async with observed(pending_logins_per_address=1, login_ttl=60.0) as (_, web, recorder):
+        client = await client_id(web)
+        answers = [await web.get(authorize_url(client, new_verifier())) for _ in range(3)]
+    assert [answer.status_code for answer in answers] == [200, 429, 429]
+    assert page(answers[1])[2] == "Too many logins were started from this address. Wait 1 minutes."
+    assert [record.getMessage() for record in caplog.records] == ["refused logins from 127.0.0.1: more than 1 in 60 s"]
+    assert recorder.logins == ["limited", "limited"]
+
+
+async def test_the_operator_is_warned_of_forged_forms_and_of_keys_over_the_address_limit(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.authorize")
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        await web.post(action, data={**fields, "csrf": "forged", "api_key": "k"})
+        forged = [record.getMessage() for record in caplog.records]
+        caplog.clear()
+        for keys in (4, 4, 4, 4, 4, 4, 4, 3):
+            action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+            for n in range(keys):
+                await web.post(action, data={**fields, "api_key": f"k{n}"})
+    assert forged == ["refused a login form whose CSRF token or browser cookie does not match"]
+    assert [record.getMessage() for record in caplog.records] == ["refused an API key from 127.0.0.1: 31 keys in 900 s"]
