@@ -511,3 +511,13 @@ async def test_the_operator_is_warned_of_forged_forms_and_of_keys_over_the_addre
                 await web.post(action, data={**fields, "api_key": f"k{n}"})
     assert forged == ["refused a login form whose CSRF token or browser cookie does not match"]
     assert [record.getMessage() for record in caplog.records] == ["refused an API key from 127.0.0.1: 31 keys in 900 s"]
+
+
+async def test_a_login_form_sent_without_a_key_asks_for_one() -> None:
+    async with observed() as (_, web, recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        keyless = await web.post(action, data=fields)
+    status, _, message = page(keyless)
+    assert (status, message) == (400, "Paste your API key to continue.")
+    assert recorder.logins == ["refused"]
