@@ -17,7 +17,7 @@ import pytest
 from starlette.requests import Request
 
 from gateway.demo import ADMIN_KEY
-from oauth import Principal
+from oauth import ApiKeyLogin, Principal
 from oauth._crypto import token_hash
 from oauth.errors import LoginError
 from tests.oauth.conftest import REDIRECT_URI, Browser, Site, page_form, query
@@ -521,3 +521,25 @@ async def test_a_login_form_sent_without_a_key_asks_for_one() -> None:
     status, _, message = page(keyless)
     assert (status, message) == (400, "Paste your API key to continue.")
     assert recorder.logins == ["refused"]
+
+
+@pytest.mark.parametrize(("asked", "granted"), [("orders", "orders"), ("mcp orders", "mcp orders"), ("", "mcp orders")])
+async def test_with_several_scopes_known_the_grant_holds_those_asked_for(asked: str, granted: str) -> None:
+    async with observed(scopes=("mcp", "orders")) as (_, web, _recorder):
+        client, verifier = await client_id(web), new_verifier()
+        landed = await Browser(web).authorize(authorize_url(client, verifier, scope=asked))
+        tokens = (await exchange(web, client, query(landed)["code"], verifier)).json()
+    assert tokens["scope"] == granted
+
+
+async def test_the_pages_name_the_key_as_the_login_labels_it() -> None:
+    async with observed() as (site, web, _recorder):
+        keys = site.server.authorization.login
+        assert isinstance(keys, ApiKeyLogin)
+        site.server.authorization.login = ApiKeyLogin(keys._whoami, key_label="shop token")
+        client = await client_id(web)
+        login = await web.get(authorize_url(client, new_verifier()))
+        action, fields = page_form(login)
+        consent = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    assert "shop token" in login.text and "API key" not in login.text
+    assert "shop token" in consent.text
