@@ -74,7 +74,14 @@ DOCUMENT: dict[str, Any] = {
                 "parameters": [{"name": "session", "in": "cookie", "schema": {"type": "string"}}],
                 "requestBody": _body(
                     "multipart/form-data",
-                    {"note": {"type": "string"}, "tags": STRINGS, "count": {"type": "integer"}, 'say "hi"': {}},
+                    {
+                        "note": {"type": "string"},
+                        "tags": STRINGS,
+                        "count": {"type": "integer"},
+                        'say "hi"': {},
+                        "attachment": {},
+                        "labels": {"type": "array"},
+                    },
                 ),
                 "responses": OK,
             }
@@ -208,6 +215,18 @@ async def test_a_multipart_body_sends_each_text_field_and_each_array_item_as_a_p
     assert seen["headers"]["content-type"].startswith("multipart/form-data; boundary=")
     assert seen["fields"] == [["note", 'hi "there"'], ["tags", "a"], ["tags", "b"], ["count", "7"]]
     assert seen["cookies"] == {"session": "s9"}
+
+
+async def test_a_file_given_to_a_multipart_field_the_document_leaves_untyped_is_sent_as_a_file_part() -> None:
+    seen = await received("upload.upload", {"attachment": {"base64": "AAE=", "filename": "a.bin"}, "note": "n"})
+    assert seen["fields"] == [["note", "n"], ["attachment", "<file>"]]
+    assert 'name="attachment"; filename="a.bin"' in seen["body"]
+    assert "Content-Type: application/octet-stream\r\n\r\n\x00\x01\r\n" in seen["body"]
+
+
+async def test_a_multipart_array_whose_document_gives_no_items_sends_each_item_as_a_text_part() -> None:
+    seen = await received("upload.upload", {"labels": ["red", 2]})
+    assert seen["fields"] == [["labels", "red"], ["labels", "2"]]
 
 
 async def test_a_raw_binary_body_is_sent_as_the_strings_bytes_with_the_documented_media_type() -> None:

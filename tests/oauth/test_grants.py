@@ -13,7 +13,7 @@ from oauth._authlib import s256_challenge
 from oauth._crypto import Sealer
 from oauth.clients import Client
 from oauth.errors import ProtocolError
-from oauth.grants import AccessGrant, Grants, Principal
+from oauth.grants import AccessGrant, Grants, Principal, same_resource
 from oauth.store import open_store
 from tests.oauth.conftest import SECRET, FakeClock
 
@@ -200,6 +200,20 @@ async def test_a_resource_with_or_without_a_trailing_slash_is_the_same_resource(
         refresh_token=str(tokens["refresh_token"]), client=CLIENT, scope=None, resource=RESOURCE
     )
     assert await grants.check_access_token(str(renewed["access_token"])) is not None
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        (RESOURCE, RESOURCE + "/", True),
+        (RESOURCE + "//", RESOURCE, True),
+        (RESOURCE + "X", RESOURCE, False),
+        (RESOURCE, RESOURCE + "X", False),
+        (RESOURCE, RESOURCE + "/v2", False),
+    ],
+)
+def test_two_resources_are_the_same_only_when_they_differ_by_trailing_slashes(a: str, b: str, same: bool) -> None:
+    assert same_resource(a, b) is same
 
 
 async def test_a_refresh_may_narrow_the_scopes_and_drops_scopes_never_granted(store: TokenStore) -> None:
