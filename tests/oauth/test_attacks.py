@@ -37,11 +37,11 @@ CHATGPT_REDIRECT = "https://chatgpt.com/connector/oauth/AbC123xyz"
 
 
 @asynccontextmanager
-async def site_and_web(**options: Any) -> AsyncIterator[tuple[Site, httpx2.AsyncClient]]:
-    site = build_site(BASE, **options)
+async def site_and_web(*, base: str = BASE, **options: Any) -> AsyncIterator[tuple[Site, httpx2.AsyncClient]]:
+    site = build_site(base, **options)
     async with (
         app_lifespan(site.app),
-        httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=base) as web,
     ):
         try:
             yield site, web

@@ -233,6 +233,30 @@ async def test_the_login_page_sets_the_browser_cookie_for_the_login_lifetime() -
     assert "Max-Age=420" in cookie
 
 
+async def test_two_logins_started_in_one_browser_keep_its_cookie_so_the_first_page_still_works() -> None:
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web)
+        first = await web.get(authorize_url(client, new_verifier()))
+        second = await web.get(authorize_url(client, new_verifier()))
+        action, fields = page_form(first)
+        accepted = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    assert first.headers["set-cookie"].split(";")[0] == second.headers["set-cookie"].split(";")[0]
+    assert accepted.status_code == 200 and "Allow" in accepted.text
+
+
+async def test_over_plain_http_the_browser_cookie_has_no_secure_prefix_and_still_carries_the_login() -> None:
+    # Browsers drop a `__Host-` cookie that is not Secure, and a Secure one set over http.
+    async with observed(base="http://127.0.0.1:8000") as (site, web, _recorder):
+        client = await client_id(web)
+        answer = await web.get(authorize_url(client, new_verifier()))
+        action, fields = page_form(answer)
+        accepted = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    cookie = answer.headers["set-cookie"]
+    assert site.server.authorization.cookie_name == "mcp-oauth"
+    assert cookie.startswith("mcp-oauth=") and "Secure" not in cookie
+    assert accepted.status_code == 200 and "Allow" in accepted.text
+
+
 async def test_a_refused_key_shows_the_login_page_again_with_the_reason_and_counts_as_refused() -> None:
     async with observed() as (_, web, recorder):
         client = await client_id(web)
@@ -258,6 +282,21 @@ async def test_the_fifth_refused_key_ends_the_login_with_its_own_page() -> None:
     assert left is None
     assert page(late) == (400, "This page has expired", f"The login took too long. {AGAIN}")
     assert recorder.logins == ["refused"] * 5
+
+
+async def test_a_key_posted_once_five_others_are_counted_ends_the_login_unchecked_and_counts_as_limited() -> None:
+    # Keys posted at the same moment (to this instance or another sharing the store) are each counted before
+    # any is checked; the five counted here stand for them.
+    async with observed(login_ttl=300.0) as (site, web, recorder):
+        client = await client_id(web)
+        action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
+        for _ in range(5):
+            await site.server.store.count(f"request:{fields['request_id']}", window=300.0)
+        late = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+        left = await site.server.store.get("request", fields["request_id"])
+    assert page(late) == (400, "Too many attempts", f"The key was refused 5 times. {AGAIN}")
+    assert left is None
+    assert recorder.logins == ["limited"]
 
 
 async def test_thirty_keys_from_one_address_then_a_429_page_counted_as_limited_and_logged(
@@ -492,10 +531,13 @@ async def test_the_operator_is_warned_once_when_an_address_starts_too_many_login
     caplog.set_level(logging.WARNING, logger="oauth.authorize")
     async with observed(pending_logins_per_address=1, login_ttl=60.0) as (_, web, recorder):
         client = await client_id(web)
-        answers = [await web.get(authorize_url(client, new_verifier())) for _ in range(3)]
+        answers = [await web.get(authorize_url(client, new_verifier())) for _ in range(2)]
+        at_the_first_refusal = [record.getMessage() for record in caplog.records]
+        answers.append(await web.get(authorize_url(client, new_verifier())))
     assert [answer.status_code for answer in answers] == [200, 429, 429]
     assert page(answers[1])[2] == "Too many logins were started from this address. Wait 1 minutes."
-    assert [record.getMessage() for record in caplog.records] == ["refused logins from 127.0.0.1: more than 1 in 60 s"]
+    warning = "refused logins from 127.0.0.1: more than 1 in 60 s"
+    assert at_the_first_refusal == [record.getMessage() for record in caplog.records] == [warning]
     assert recorder.logins == ["limited", "limited"]
 
 

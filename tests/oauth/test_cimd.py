@@ -32,11 +32,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from gateway.demo import ADMIN_KEY
 from gateway.lifespan import app_lifespan
 from oauth.cimd import Address, ClientDocuments, is_client_id_url, is_public_address
 from oauth.errors import ClientDocumentError, ProtocolError
 from tests.gateway.conftest import _Uvicorn
-from tests.oauth.conftest import Browser, FakeClock, build_site, free_port, query
+from tests.oauth.conftest import Browser, FakeClock, build_site, free_port, page_form, query
 from tests.oauth.test_attacks import BASE, authorize_url, exchange, new_verifier
 from tests.oauth.test_authorize import page
 
@@ -119,6 +120,11 @@ class DocumentServer:
             document["client_secret"] = "s3cr3t"
         elif name == "secret-expiry.json":
             document["client_secret_expires_at"] = 0
+        elif name == "turns-bad.json":
+            # Good when first fetched, then naming another client; never cached, so each use fetches it again.
+            if self.hits[name] > 1:
+                document["client_id"] = self.url("someone-else.json")
+            return JSONResponse(document, headers={"cache-control": "no-store"})
         return JSONResponse(document, headers={"cache-control": "max-age=600"})
 
 
@@ -242,6 +248,27 @@ async def test_a_document_with_another_client_id_a_secret_or_too_many_bytes_is_r
         refused = await refusals(documents, trust, name)
     other = documents.url("someone-else.json")
     refused.assert_refused(f"the client metadata document at {documents.url(name)!r} {problem.format(other=other)}")
+
+
+async def test_a_document_that_turns_bad_while_the_user_logs_in_ends_the_login_saying_why(tmp_path: Path) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        site = build_site(BASE, documents=fetcher(trust))
+        client = documents.url("turns-bad.json")
+        async with (
+            app_lifespan(site.app),
+            httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+        ):
+            login = await web.get(authorize_url(client, new_verifier(), redirect_uri=CALLBACK))
+            action, fields = page_form(login)
+            sent = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+        await site.server.aclose()
+    other = documents.url("someone-else.json")
+    assert login.status_code == 200 and documents.hits == {"turns-bad.json": 2}
+    assert page(sent) == (
+        400,
+        "This app could not be identified",
+        f"the client metadata document at {client!r} names client_id {other!r}; it must name its own URL",
+    )
 
 
 async def test_with_documents_turned_off_a_url_client_id_is_an_unknown_app_and_nothing_is_fetched(
