@@ -108,6 +108,8 @@ class DocumentServer:
             document["client_uri"] = "not a url"
         elif name == "no-redirect.json":
             document["redirect_uris"] = []
+        elif name == "plain-http.json":
+            document["redirect_uris"] = ["http://app.client.example/callback"]
         elif name == "many.json":
             document["redirect_uris"] = [f"{CALLBACK}/{n}" for n in range(21)]
         elif name == "long-name.json":
@@ -300,6 +302,11 @@ UNREACHABLE = "could not be fetched; the app's developer must serve it over http
     [
         ("no-redirect.json", "redirect_uris must list at least one redirect URI"),
         ("many.json", "redirect_uris lists 21 URIs; at most 20 are allowed"),
+        (
+            "plain-http.json",
+            "redirect URI 'http://app.client.example/callback' uses plain http on a host other than localhost; "
+            "use https",
+        ),
         ("long-name.json", "client_name must be a string of at most 200 characters"),
     ],
 )
