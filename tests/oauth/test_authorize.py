@@ -525,6 +525,19 @@ async def test_a_session_the_login_cannot_read_is_a_page_saying_why() -> None:
     assert recorder.logins == []
 
 
+async def test_a_host_login_that_knows_nobody_asks_for_an_api_key_and_checks_it_with_its_own_check_key() -> None:
+    async with observed() as (site, web, recorder):
+        site.server.authorization.login = SessionLogin(site.server.authorization.login)
+        client, verifier = await client_id(web), new_verifier()
+        form = await web.get(authorize_url(client, verifier))
+        action, fields = page_form(form)
+        consent = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
+    assert form.status_code == 200
+    assert '<label for="api_key">Your API key for Demo shop</label>' in form.text
+    assert consent.status_code == 200 and "Allow" in consent.text
+    assert recorder.logins == ["accepted"]
+
+
 async def test_the_operator_is_warned_once_when_an_address_starts_too_many_logins(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
