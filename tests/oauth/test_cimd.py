@@ -37,7 +37,7 @@ from gateway.lifespan import app_lifespan
 from oauth.cimd import Address, ClientDocuments, is_client_id_url, is_public_address
 from oauth.errors import ClientDocumentError, ProtocolError
 from tests.gateway.conftest import _Uvicorn
-from tests.oauth.conftest import Browser, FakeClock, build_site, free_port, page_form, query
+from tests.oauth.conftest import Browser, FakeClock, Site, build_site, free_port, page_form, query
 from tests.oauth.test_attacks import BASE, authorize_url, exchange, new_verifier
 from tests.oauth.test_authorize import page
 
@@ -171,14 +171,22 @@ def fetcher(trust: ssl.SSLContext, **options: Any) -> ClientDocuments:
     return ClientDocuments(resolve=to_loopback, allow_address=lambda address: True, ssl_context=trust, **options)
 
 
+@asynccontextmanager
+async def fetching_site(trust: ssl.SSLContext) -> AsyncIterator[tuple[Site, httpx2.AsyncClient]]:
+    """The demo site, fetching metadata documents from the test's document server, and a browser of it."""
+    site = build_site(BASE, documents=fetcher(trust))
+    async with (
+        app_lifespan(site.app),
+        httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
+    ):
+        yield site, web
+    await site.server.aclose()
+
+
 async def test_a_metadata_document_client_logs_in_and_its_document_is_fetched_once(tmp_path: Path) -> None:
     async with document_server(tmp_path) as (documents, trust):
-        site = build_site(BASE, documents=fetcher(trust))
         client = documents.url("good.json")
-        async with (
-            app_lifespan(site.app),
-            httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
-        ):
+        async with fetching_site(trust) as (_, web):
             verifier = new_verifier()
             consent = await Browser(web).login(authorize_url(client, new_verifier(), redirect_uri=CALLBACK))
             nameless = documents.url("nameless.json")
@@ -186,7 +194,6 @@ async def test_a_metadata_document_client_logs_in_and_its_document_is_fetched_on
             landed = await Browser(web).authorize(authorize_url(client, verifier, redirect_uri=CALLBACK))
             tokens = await exchange(web, client, query(landed)["code"], verifier, redirect_uri=CALLBACK)
             elsewhere = await web.get(authorize_url(client, verifier, redirect_uri="https://evil.example/cb"))
-        await site.server.aclose()
     # The consent page names the app by its document's client_name and the host that serves the document.
     origin = urlsplit(client).netloc
     assert f'<strong>Example Agent</strong> (from <span class="host">{origin}</span>)' in consent.text
@@ -216,16 +223,11 @@ class Refusals:
 
 
 async def refusals(documents: DocumentServer, trust: ssl.SSLContext, name: str) -> Refusals:
-    site = build_site(BASE, documents=fetcher(trust))
-    async with (
-        app_lifespan(site.app),
-        httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
-    ):
+    async with fetching_site(trust) as (site, web):
         page = await web.get(authorize_url(documents.url(name), new_verifier(), redirect_uri=CALLBACK))
         token = await exchange(web, documents.url(name), "code", new_verifier(), redirect_uri=CALLBACK)
         with pytest.raises(ProtocolError) as found:
             await site.server.clients.find(documents.url(name))
-    await site.server.aclose()
     return Refusals(page=page, token=token, error=found.value)
 
 
@@ -254,16 +256,11 @@ async def test_a_document_with_another_client_id_a_secret_or_too_many_bytes_is_r
 
 async def test_a_document_that_turns_bad_while_the_user_logs_in_ends_the_login_saying_why(tmp_path: Path) -> None:
     async with document_server(tmp_path) as (documents, trust):
-        site = build_site(BASE, documents=fetcher(trust))
         client = documents.url("turns-bad.json")
-        async with (
-            app_lifespan(site.app),
-            httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
-        ):
+        async with fetching_site(trust) as (_, web):
             login = await web.get(authorize_url(client, new_verifier(), redirect_uri=CALLBACK))
             action, fields = page_form(login)
             sent = await web.post(action, data={**fields, "api_key": ADMIN_KEY})
-        await site.server.aclose()
     other = documents.url("someone-else.json")
     assert login.status_code == 200 and documents.hits == {"turns-bad.json": 2}
     assert page(sent) == (
@@ -345,14 +342,9 @@ async def test_a_failed_fetch_shows_the_visitor_a_generic_message_and_the_operat
     caplog.set_level(logging.WARNING, logger="oauth.cimd")
     async with document_server(tmp_path) as (documents, trust):
         url = f"https://{HOST}:{free_port()}/clients/x.json" if name == "closed-port" else documents.url(name)
-        site = build_site(BASE, documents=fetcher(trust))
-        async with (
-            app_lifespan(site.app),
-            httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
-        ):
+        async with fetching_site(trust) as (_, web):
             page = await web.get(authorize_url(url, new_verifier(), redirect_uri=CALLBACK))
             token = await exchange(web, url, "code", new_verifier(), redirect_uri=CALLBACK)
-        await site.server.aclose()
     assert page.status_code == 400 and "location" not in page.headers
     assert UNREACHABLE.replace("'", "&#x27;") in page.text
     assert (token.status_code, token.json()["error"]) == (401, "invalid_client")
