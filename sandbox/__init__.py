@@ -9,11 +9,12 @@ callback, so this package knows nothing of MCP, HTTP or credentials. The host en
 
 from __future__ import annotations
 
+from sandbox.calls import ErrorReporter, FunctionCaller
 from sandbox.errors import BusyError, CallError, LimitsError, SandboxError, SourceError
 from sandbox.limits import ScriptLimits
 from sandbox.pool import WorkerCrashError
 from sandbox.results import FailureKind, ScriptFailure, ScriptResult
-from sandbox.runner import ErrorReporter, FunctionCaller, Sandbox
+from sandbox.runner import Sandbox
 
 __all__ = [
     "BusyError",

@@ -1,20 +1,18 @@
 """`Sandbox`: run a script in a worker process, answering its calls through a callback, within every limit.
 
-The host side enforces each rule on the way out of the guest, whatever the worker claims: the call budget,
-the argument cap, the answer cap (an answer over it becomes an Error the script can catch), the result cap, the
-console caps and the deadline. The deadline covers the whole run, calls included; at the deadline the worker
-is killed and replaced. Calls run on the host, at most `max_parallel_calls` of one script at a time.
+The host side enforces each rule on the way out of the guest, whatever the worker claims: each call passes a
+`CallGate` (the call budget, the argument and answer caps, at most `max_parallel_calls` at a time), and the run
+keeps the result cap, the console caps and the deadline. The deadline covers the whole run, calls included; at
+the deadline the worker is killed and replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import difflib
 import json
-import logging
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +21,8 @@ import anyio.abc
 import anyio.lowlevel
 
 from sandbox._protocol import ProtocolError
-from sandbox.errors import BusyError, CallError, LimitsError, SourceError
+from sandbox.calls import CallGate, ErrorReporter, FunctionCaller, report_failure
+from sandbox.errors import BusyError, LimitsError, SourceError
 from sandbox.limits import ScriptLimits
 from sandbox.pool import Worker, WorkerCrashError, WorkerPool, WorkerSetup
 from sandbox.results import (
@@ -38,16 +37,7 @@ from sandbox.results import (
     timeout_message,
 )
 
-__all__ = ["ErrorReporter", "FunctionCaller", "Sandbox"]
-
-logger = logging.getLogger("sandbox")
-
-FunctionCaller = Callable[[str, dict[str, Any]], Awaitable[Any]]
-"""Runs catalog function `name` with `args` for the script: returns JSON data, or raises CallError (the script
-can catch it); any other exception reaches the script as a generic error and the reporter with its details."""
-
-ErrorReporter = Callable[[Exception], Awaitable[None]]
-"""Receives failures the agent sees only as generic text: a crash in a host call, a worker that died."""
+__all__ = ["Sandbox"]
 
 _WORKER_FAILURES = (
     ProtocolError,
@@ -65,10 +55,7 @@ class _Run:
     """Host-side accounting for one script."""
 
     limits: ScriptLimits
-    caller: FunctionCaller
-    report: ErrorReporter | None
-    parallel: anyio.CapacityLimiter
-    calls: int = 0
+    calls: CallGate
     #: Whether the worker asked for any call (each is answered in a task of the session's task group).
     started: bool = False
     logs: list[str] = field(default_factory=list)
@@ -111,7 +98,6 @@ class Sandbox:
             # JSON escapes a control character in six bytes: a text result at its limit can take six times it.
             max_payload=_JSON_ESCAPE_GROWTH * largest + 64 * 1024,
         )
-        self._known = frozenset(self.functions)
         self._pool: WorkerPool | None = None
         self._slots: anyio.Semaphore | None = None
         self._loop: object = None
@@ -184,12 +170,7 @@ class Sandbox:
         self, pool: WorkerPool, source: bytes, caller: FunctionCaller, report: ErrorReporter | None
     ) -> ScriptResult:
         started = time.monotonic()
-        run = _Run(
-            limits=self.limits,
-            caller=caller,
-            report=report,
-            parallel=anyio.CapacityLimiter(self.limits.max_parallel_calls),
-        )
+        run = _Run(limits=self.limits, calls=CallGate(self.functions, self.limits, caller, report))
         worker: Worker | None = None
         outcome: ScriptResult | str | None = None
         try:
@@ -211,7 +192,7 @@ class Sandbox:
         detail = await pool.discard(worker) if worker is not None else "no worker started"
         if outcome is None:
             return self._finish(run, started, ScriptFailure(kind="timeout", message=timeout_message(self.limits)))
-        await _report(report, WorkerCrashError(f"a script's worker failed: {outcome}; {detail}"))
+        await report_failure(report, WorkerCrashError(f"a script's worker failed: {outcome}; {detail}"))
         return self._finish(run, started, ScriptFailure(kind="crashed", message=CRASHED))
 
     async def _session(self, worker: Worker, run: _Run, source: bytes, started: float) -> ScriptResult | str:
@@ -249,64 +230,16 @@ class Sandbox:
                 raise ProtocolError(f"unexpected frame {op!r} from the worker")
 
     async def _answer(self, worker: Worker, run: _Run, call_id: int, name: str, payload: bytes) -> None:
-        ok, text = await self._perform(run, name, payload)
+        ok, text = await run.calls.perform(name, payload)
         try:
             await worker.send({"op": "reply", "id": call_id, "ok": ok}, text.encode("ascii"))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             pass  # the worker is gone; the session notices on its next read
 
-    async def _perform(self, run: _Run, name: str, payload: bytes) -> tuple[bool, str]:
-        """Check and run one call; (True, value JSON) or (False, error info JSON). Never raises but cancellation."""
-        limits = self.limits
-        if name not in self._known:
-            close = difflib.get_close_matches(name, self.functions, n=3, cutoff=0.6)
-            hint = f" Did you mean {', '.join(close)}?" if close else ""
-            return _error(name[:200], f"Unknown function {name[:200]!r}.{hint} Call only the catalog's functions.")
-        if run.calls >= limits.max_calls:
-            return _error(
-                name,
-                f"this script already made {limits.max_calls} calls, the most one script may make; make fewer calls",
-            )
-        run.calls += 1
-        if len(payload) > limits.max_arg_bytes:
-            return _error(
-                name, f"the arguments of {name} are {len(payload)} bytes, over the {limits.max_arg_bytes}-byte limit"
-            )
-        try:
-            args = json.loads(payload)
-        except ValueError:
-            args = None
-        except RecursionError:
-            return _error(name, f"the arguments of {name} nest too deeply (past about 900 levels); flatten them")
-        if not isinstance(args, dict):
-            return _error(name, f"the arguments of {name} must be a JSON object")
-        async with run.parallel:
-            try:
-                value = await run.caller(name, args)
-            except CallError as error:
-                return _error(name, str(error), status=error.status, body=error.body, cap=limits.max_response_bytes)
-            except Exception as error:
-                # Boundary: a failing host call must not take the script runner down.
-                logger.exception("the call to %s from a script failed", name)
-                await _report(run.report, error)
-                return _error(name, f"the call to {name} failed inside the server, which reported it; try again later")
-        try:
-            text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-        except (TypeError, ValueError, RecursionError) as error:
-            return _error(name, f"the answer of {name} cannot be passed to a script as JSON ({error})")
-        if len(text) > limits.max_response_bytes:
-            return _error(
-                name,
-                f"{name} answered with {len(text)} bytes of JSON, over the {limits.max_response_bytes}-byte limit "
-                "for one answer in a script; ask for less (a smaller limit or page size, or filters)",
-                status=None,
-            )
-        return True, text
-
     def _done(self, run: _Run, started: float, header: dict[str, Any], payload: bytes) -> ScriptResult:
         kind = header.get("kind")
         run.dropped_logs += int(header.get("dropped_logs") or 0)
-        calls = max(run.calls, int(header.get("calls") or 0))
+        calls = max(run.calls.made, int(header.get("calls") or 0))
         if kind in RESULT_KINDS:
             try:
                 value = json.loads(payload)
@@ -353,7 +286,7 @@ class Sandbox:
             failure=failure,
             logs=tuple(run.logs),
             dropped_logs=run.dropped_logs,
-            calls=run.calls if calls is None else calls,
+            calls=run.calls.made if calls is None else calls,
             seconds=time.monotonic() - started,
         )
 
@@ -394,28 +327,3 @@ async def _take(slots: anyio.Semaphore, limits: ScriptLimits) -> None:
         await slots.acquire()
         return
     raise BusyError(f"all {limits.max_concurrent} script slots are busy; retry shortly (in a few seconds)")
-
-
-def _error(
-    function: str, message: str, *, status: int | None = None, body: object = None, cap: int = 64 * 1024
-) -> tuple[bool, str]:
-    info: dict[str, Any] = {"message": message, "function": function}
-    if status is not None:
-        info["status"] = status
-    if body is not None:
-        try:
-            text = json.dumps(body, ensure_ascii=True, allow_nan=False)
-        except (TypeError, ValueError):
-            text = json.dumps(str(body), ensure_ascii=True)
-        info["body"] = json.loads(text) if len(text) <= cap else text[:cap]
-    return False, json.dumps(info, ensure_ascii=True)
-
-
-async def _report(report: ErrorReporter | None, error: Exception) -> None:
-    if report is None:
-        logger.error("script failure: %s", error)
-        return
-    try:
-        await report(error)
-    except Exception:
-        logger.exception("the sandbox's error reporter failed")
