@@ -104,3 +104,98 @@ def test_a_schema_with_keywords_it_does_not_know_is_left_to_jsonschema() -> None
     assert quick_check(SCHEMAS[12]) is None  # allOf with a branch it cannot judge
     check = quick_check(SCHEMAS[10])  # anyOf: the branch it can judge still says yes, the other never does
     assert check is not None and check({"o": 4}) and not check({"o": "x"})
+
+
+#: Every keyword it knows, at once: a schema may use them all.
+EVERY_KEYWORD: dict[str, Any] = {
+    "type": "integer",
+    "properties": {},
+    "required": [],
+    "additionalProperties": True,
+    "enum": [1, 2],
+    "minimum": 0,
+    "maximum": 2,
+    "exclusiveMinimum": 0,
+    "exclusiveMaximum": 2,
+    "minLength": 0,
+    "maxLength": 1,
+    "pattern": "x",
+    "items": True,
+    "minItems": 0,
+    "maxItems": 1,
+    "const": 1,
+    "anyOf": [{}],
+    "allOf": [{}],
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "quick"),
+    [
+        ({}, "anything", True),
+        (True, None, True),
+        (EVERY_KEYWORD, 1, True),
+        ({"type": "number"}, 2.5, True),
+        ({"enum": ["a", None]}, None, True),
+        ({"type": "number"}, "2.5", False),
+        ({"maximum": 5}, 5, True),
+        ({"maximum": 5}, 4.5, True),
+        ({"maximum": 5}, 5.5, False),
+        ({"exclusiveMinimum": 0}, 0, False),
+        ({"exclusiveMinimum": 0}, 0.5, True),
+        ({"minimum": 1, "exclusiveMaximum": 3}, 2.5, True),
+        ({"required": ["id"]}, {"id": 1, "other": "x"}, True),
+        ({"required": ["id"]}, {}, False),
+        ({"properties": {"a": {"type": "string"}}}, {"b": 1}, True),
+        ({"properties": {"a": {"type": "string"}}}, "not an object", True),
+        ({"properties": {"a": {"type": "string"}}, "additionalProperties": False}, {"b": 1}, False),
+        ({"pattern": "^a"}, "abc", True),
+        ({"pattern": "^a"}, "bc", False),
+        ({"minLength": 2}, "a", False),
+        ({"minLength": 2}, "ab", True),
+        ({"minLength": 2}, 5, True),
+        ({"maxLength": 3}, "", True),
+        ({"minLength": 2, "maxLength": 3}, "ab", True),
+        ({"minLength": 2, "maxLength": 3}, "abcd", False),
+        ({"minItems": 1}, [], False),
+        ({"minItems": 1}, [1, "x"], True),
+        ({"minItems": 1}, "not an array", True),
+        ({"maxItems": 2}, [], True),
+        ({"maxItems": 2}, [1, 2], True),
+        ({"maxItems": 2}, [1, 2, 3], False),
+        ({"items": {"type": "integer"}}, [1, "x"], False),
+    ],
+)
+def test_each_keyword_says_yes_up_to_its_bound_and_no_past_it(schema: Any, value: Any, quick: bool) -> None:
+    check = quick_check(schema)
+    assert check is not None
+    assert check(value) is quick
+    assert (list(jsonschema.Draft202012Validator(schema).iter_errors(value)) == []) is quick
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": []},
+        {"type": ["string", 5]},
+        {"type": ["string", "date"]},
+        {"allOf": []},
+        {"anyOf": "x"},
+        {"anyOf": [{"not": {}}]},
+        {"properties": "x"},
+        {"required": "id"},
+        {"properties": {"a": {"not": {}}}},
+        {"additionalProperties": {"not": {}}},
+        {"pattern": 5},
+        {"pattern": "("},
+        {"minLength": "2"},
+        {"items": {"not": {}}},
+        {"minItems": "1"},
+        {"maxItems": "2"},
+        {"maximum": "5"},
+        {"enum": "a"},
+        {"const": 1.5},
+    ],
+)
+def test_a_schema_it_cannot_read_is_left_to_jsonschema(schema: dict[str, Any]) -> None:
+    assert quick_check(schema) is None
