@@ -1,0 +1,196 @@
+"""Auth functions turn the MCP request's bearer token into the headers the REST API authenticates with, refuse
+a token that cannot make them with a 401 challenge, and refuse at start-up a configuration that cannot work."""
+
+from __future__ import annotations
+
+import base64
+import re
+
+import pytest
+
+from gateway.credentials import AuthFunc, bearer_passthrough, bearer_to_headers, header_templates, refusal
+from gateway.errors import ConfigError, CredentialError
+
+pytestmark = pytest.mark.anyio
+
+KEY_SECRET_CHALLENGE = 'Bearer error="invalid_token", error_description="expected key:secret"'
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def refused(auth: AuthFunc, token: str) -> CredentialError:
+    with pytest.raises(CredentialError) as raised:
+        await auth(token)
+    return raised.value
+
+
+# The default: the token as it came
+
+
+async def test_the_default_forwards_the_token_as_a_bearer_authorization() -> None:
+    assert await bearer_passthrough()("t0k.en") == {"authorization": "Bearer t0k.en"}
+
+
+@pytest.mark.parametrize("token", [None, ""])
+async def test_without_a_token_the_default_sends_no_header(token: str | None) -> None:
+    assert await bearer_passthrough()(token) == {}
+
+
+# key:secret split into two headers
+
+
+async def test_a_key_secret_token_is_split_at_its_first_colon_into_two_headers() -> None:
+    auth = bearer_to_headers("X-Key", "X-Secret")
+    assert await auth("k1:s:2") == {"X-Key": "k1", "X-Secret": "s:2"}
+
+
+@pytest.mark.parametrize("token", [None, ""])
+async def test_without_a_token_the_split_sends_no_header(token: str | None) -> None:
+    assert await bearer_to_headers("X-Key", "X-Secret")(token) == {}
+
+
+@pytest.mark.parametrize("token", ["nocolon", ":secret", "key:"])
+async def test_a_token_that_is_not_key_colon_secret_is_refused_naming_both_headers(token: str) -> None:
+    error = await refused(bearer_to_headers("X-Key", "X-Secret"), token)
+    assert str(error) == "the bearer token must be 'key:secret' for this API (X-Key and X-Secret)"
+    assert error.www_authenticate == KEY_SECRET_CHALLENGE
+
+
+@pytest.mark.parametrize("names", [("", "X-Secret"), ("X-Key", ""), ("X:Key", "S"), ("K", "X Secret"), ("K", "S\r\n")])
+def test_header_names_with_separators_or_none_at_all_are_refused_at_start_up(names: tuple[str, str]) -> None:
+    bad = next(name for name in names if not name or any(char in name for char in ": \r\n"))
+    with pytest.raises(ConfigError) as raised:
+        bearer_to_headers(*names)
+    assert str(raised.value) == f"bearer_to_headers needs two header names, got {bad!r}"
+
+
+# Header templates
+
+
+async def test_a_token_template_puts_the_token_in_the_named_header() -> None:
+    assert await header_templates(["X-API-Key: {token}"])("abc") == {"X-API-Key": "abc"}
+
+
+async def test_templates_keep_their_literal_text_and_trim_the_spaces_around_name_and_value() -> None:
+    auth = header_templates(["  Authorization :  Token {token}  ", "X-Client: gateway {{v1}}"])
+    assert await auth("abc") == {"Authorization": "Token abc", "X-Client": "gateway {v1}"}
+
+
+async def test_basic_is_the_whole_token_base64_encoded_as_rfc_7617_says() -> None:
+    auth = header_templates(["Authorization: Basic {basic}"])
+    headers = await auth("alice:pa:ss wörd")
+    assert headers == {"Authorization": "Basic " + base64.b64encode("alice:pa:ss wörd".encode()).decode()}
+
+
+async def test_key_and_secret_split_the_token_at_its_first_colon() -> None:
+    auth = header_templates(["X-Key: {key}", "X-Secret: {secret}", "X-Both: {key}/{secret}"])
+    assert await auth("id:se:cret") == {"X-Key": "id", "X-Secret": "se:cret", "X-Both": "id/se:cret"}
+
+
+@pytest.mark.parametrize("templates", [["X-Key: {key}"], ["X-Secret: {secret}"], ["X-A: {token}", "X-B: {key}"]])
+@pytest.mark.parametrize("token", ["nocolon", ":secret", "key:"])
+async def test_a_template_that_needs_key_or_secret_refuses_a_token_without_both(
+    templates: list[str], token: str
+) -> None:
+    error = await refused(header_templates(templates), token)
+    assert str(error) == "the bearer token must be 'key:secret' for this API"
+    assert error.www_authenticate == KEY_SECRET_CHALLENGE
+
+
+@pytest.mark.parametrize("token", ["nocolon", ":secret", "key:"])
+async def test_templates_that_need_no_split_take_any_token(token: str) -> None:
+    auth = header_templates(["X-API-Key: {token}", "Authorization: Basic {basic}"])
+    assert (await auth(token))["X-API-Key"] == token
+
+
+@pytest.mark.parametrize("token", [None, ""])
+async def test_without_a_token_templates_send_no_header(token: str | None) -> None:
+    assert await header_templates(["X-Key: {key}"])(token) == {}
+
+
+@pytest.mark.parametrize("token", ["a\nb", "a\rb", "a\x00b", "a\x1fb", "a\x7fb"])
+async def test_a_token_with_control_characters_is_refused_rather_than_split_into_headers(token: str) -> None:
+    error = await refused(header_templates(["X-API-Key: {token}"]), token)
+    assert str(error) == "the bearer token holds characters no header can carry"
+    assert error.www_authenticate == "Bearer"
+
+
+async def test_a_control_character_is_refused_only_where_a_header_would_carry_it_raw() -> None:
+    # base64 carries any byte; a {token} header next to it would not, and then nothing is sent at all.
+    assert await header_templates(["Authorization: Basic {basic}"])("a\tb") == {
+        "Authorization": "Basic " + base64.b64encode(b"a\tb").decode()
+    }
+    await refused(header_templates(["Authorization: Basic {basic}", "X-Raw: {token}"]), "a\tb")
+
+
+@pytest.mark.parametrize(
+    ("template", "said"),
+    [
+        ("X-API-Key {token}", "header template 'X-API-Key {token}' must be 'Name: value', e.g. 'X-API-Key: {token}'"),
+        ("Bad Name: {token}", "header template 'Bad Name: {token}' must be 'Name: value', e.g. 'X-API-Key: {token}'"),
+        ("X-Key:   ", "header template 'X-Key:   ' must be 'Name: value', e.g. 'X-API-Key: {token}'"),
+        (": {token}", "header template ': {token}' must be 'Name: value', e.g. 'X-API-Key: {token}'"),
+        ("X-Key: {token", "header template 'X-Key: {token': expected '}' before end of string"),
+        (
+            "X-Key: {password}",
+            "header template 'X-Key: {password}' uses 'password'; the placeholders are {token}, {key}, {secret} and "
+            "{basic}",
+        ),
+        (
+            "X-Key: {user}:{pass} {}",
+            "header template 'X-Key: {user}:{pass} {}' uses '', 'pass', 'user'; the placeholders are {token}, {key}, "
+            "{secret} and {basic}",
+        ),
+    ],
+)
+def test_a_template_that_cannot_work_is_refused_at_start_up_saying_why(template: str, said: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        header_templates([template])
+    assert str(raised.value) == said
+
+
+def test_a_later_bad_template_is_refused_too() -> None:
+    with pytest.raises(ConfigError, match=re.escape("'Nope'")):
+        header_templates(["X-API-Key: {token}", "Nope"])
+
+
+def test_one_string_instead_of_a_list_is_refused_saying_so() -> None:
+    with pytest.raises(ConfigError) as raised:
+        header_templates("X-API-Key: {token}")
+    assert str(raised.value) == "header templates are a list, e.g. ['X-API-Key: {token}'], not one string"
+
+
+def test_an_empty_list_of_templates_is_refused() -> None:
+    with pytest.raises(ConfigError) as raised:
+        header_templates([])
+    assert str(raised.value) == "give at least one header template, e.g. 'X-API-Key: {token}'"
+
+
+# Refusals from auth functions that know nothing of the gateway
+
+
+class TokenRefused(Exception):
+    """What an OAuth library raises: a message and the challenge to answer with."""
+
+    def __init__(self, message: str, www_authenticate: object) -> None:
+        super().__init__(message)
+        self.www_authenticate = www_authenticate
+
+
+def test_a_credential_error_is_its_own_refusal() -> None:
+    error = CredentialError("expired", www_authenticate='Bearer error="invalid_token"')
+    assert refusal(error) is error
+
+
+def test_an_exception_carrying_a_challenge_is_answered_as_a_credential_error() -> None:
+    answer = refusal(TokenRefused("token expired", 'Bearer error="invalid_token"'))
+    assert isinstance(answer, CredentialError)
+    assert (str(answer), answer.www_authenticate) == ("token expired", 'Bearer error="invalid_token"')
+
+
+@pytest.mark.parametrize("error", [ValueError("boom"), TokenRefused("odd", None), TokenRefused("odd", 401)])
+def test_other_exceptions_are_not_refusals_but_failures(error: Exception) -> None:
+    assert refusal(error) is None
