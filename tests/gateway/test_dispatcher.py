@@ -5,19 +5,20 @@ tool call being observed; `decode_body` turns the answer into what a composite o
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import anyio
 import jsonschema
 import pytest
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from catalog.builder import build_catalog
-from catalog.composite import Caller, composite
+from catalog.composite import Caller, Composite, composite
 from catalog.errors import SchemaTooLargeError
 from catalog.loading import load_document
 from catalog.model import Catalog
@@ -52,8 +53,6 @@ def api() -> FastAPI:
     @app.get("/items/{item_id}/owner", operation_id="get_owner", tags=["items"])
     async def get_owner(item_id: int) -> dict[str, str]:
         if item_id == 404:
-            from fastapi import HTTPException
-
             raise HTTPException(status_code=404, detail="no such item")
         return {"owner": f"owner-{item_id}"}
 
@@ -71,11 +70,12 @@ async def item_card(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
     return {"item": item, "owner": owner["owner"], "calls": getattr(caller, "calls", None)}
 
 
-def catalog_of(app: FastAPI, **options: Any) -> Catalog:
-    return build_catalog(load_document(app.openapi()), composites=[item_card], **options)
+def catalog_of(app: FastAPI, *, composites: Sequence[Composite] = (item_card,), **options: Any) -> Catalog:
+    return build_catalog(load_document(app.openapi()), composites=composites, **options)
 
 
 def dispatcher(*, timeout: float = 10.0, **options: Any) -> Dispatcher:
+    """A dispatcher over a fresh `api()` in-process; `options` go to `build_catalog`."""
     app = api()
     return Dispatcher(catalog_of(app, **options), AsgiTransport(app), timeout=timeout)
 
@@ -142,9 +142,8 @@ async def test_a_call_said_to_be_validated_is_sent_as_it_is() -> None:
 class CountingValidator:
     """Counts how often a schema is compiled for jsonschema (the cost the quick check and the cache avoid)."""
 
-    compiled = 0
-
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.compiled = 0
         real = jsonschema.Draft202012Validator
 
         def compile_schema(schema: Any) -> Any:
@@ -274,11 +273,7 @@ async def test_a_composite_gets_its_arguments_decoded_and_its_value_encoded() ->
         owner = await caller.call("items.get_owner", {"item_id": item_id})
         return str(owner["owner"])
 
-    shouted = replace(shouting_owner, encode=lambda value: value.upper())
-    app = api()
-    gateway = Dispatcher(
-        build_catalog(load_document(app.openapi()), composites=[shouted]), AsgiTransport(app), timeout=5
-    )
+    gateway = dispatcher(composites=[replace(shouting_owner, encode=lambda value: value.upper())])
     outcome = await gateway.call(gateway.function("reports.shouting_owner"), {"item_id": 9}, KEYED)
     assert outcome.value == "OWNER-9"
 
