@@ -18,7 +18,9 @@ one until something flattens it): the driver flattens what it returns with `Stri
 
 Setting a context up (the prelude: `api`, `call`, the driver) costs ten times an empty script's run, so the
 engine builds the next run's context ahead, while the worker waits for its next script (`prepare`): a fresh
-context no script has touched, which the next run takes with its own deadline.
+context no script has touched, which the next run takes with its own deadline. A run may see fewer functions
+than the engine was given (a caller's view of the catalog): the context is then built for exactly those names,
+and one built ahead for other names is never used for it, so `api` holds nothing the caller may not see.
 
 The binding is `quickjs-ng` (QuickJS-ng 0.17): it runs ES2024 and stops a runaway regular expression at its
 CPU limit too, which QuickJS 2021 (the `quickjs` 1.x package) did not; bench/engine_compare.py measures both.
@@ -137,33 +139,45 @@ class Engine:
             },
             ensure_ascii=True,
         )
-        #: The next run's context, set up ahead by `prepare`, and its driver.
-        self._ready: tuple[_Guest, Any] | None = None
-        #: The last run's context and driver, freed by `release` once its outcome has left.
-        self._spent: tuple[_Guest, Any] | None = None
+        #: The names JSON of the last selection given (see `_names_of`), and that selection.
+        self._selected: tuple[tuple[str, ...], str] | None = None
+        #: The next run's context, set up ahead by `prepare` for the names JSON it holds, and its driver.
+        self._ready: tuple[str, _Guest, Any] | None = None
+        #: Contexts and drivers done with (the last run's, one set up for other names), freed by `release` once the
+        #: run's outcome has left.
+        self._spent: list[tuple[_Guest, Any]] = []
 
-    def prepare(self) -> None:
-        """Free the last run's context and build the next run's now, unless one is ready: a worker calls this
-        while it waits for work."""
+    def prepare(self, functions: tuple[str, ...] | None = None) -> None:
+        """Free the last run's context and build the next run's now, for a run that sees `functions` (None: all
+        the engine's), unless one is ready for them: a worker calls this while it waits for work."""
         self.release()
+        names = self._names_of(functions)
+        if self._ready is not None and self._ready[0] != names:
+            self._ready = None
         if self._ready is None:
             guest = _Guest(time.monotonic() + _PREPARE_SECONDS, self._limits)
-            self._ready = (guest, _set_up(guest, self._names, self._limits_json))
+            self._ready = (names, guest, _set_up(guest, names, self._limits_json))
 
-    def run(self, source: str, timeout: float, link: HostLink) -> Outcome:
+    def run(self, source: str, timeout: float, link: HostLink, functions: tuple[str, ...] | None = None) -> Outcome:
         """Run `source` until it finishes or `timeout` seconds pass; the outcome, never a script's exception.
 
-        The context built by `prepare` is used when there is one (its set-up does not count against
-        `timeout`); otherwise the run sets one up first, within `timeout`."""
+        The script's `api` and `call` reach `functions` (None: all the engine's functions) and no other name.
+        The context built by `prepare` is used when it was built for the same functions (its set-up does not
+        count against `timeout`); otherwise the run sets one up first, within `timeout`."""
+        names = self._names_of(functions)
         ready, self._ready = self._ready, None
+        if ready is not None and ready[0] != names:
+            # Set up for another selection: its `api` lists other names, so it must not serve this run.
+            self._spent.append(ready[1:])
+            ready = None
         deadline = time.monotonic() + timeout
-        guest = ready[0] if ready is not None else _Guest(deadline, self._limits)
+        guest = ready[1] if ready is not None else _Guest(deadline, self._limits)
         guest.deadline = deadline
         run = _Run(link, self._limits, guest)
-        control = ready[1] if ready is not None else None
+        control = ready[2] if ready is not None else None
         try:
             if control is None:
-                control = _set_up(guest, self._names, self._limits_json)
+                control = _set_up(guest, names, self._limits_json)
             return run.drive(source, control)
         except _Deadline:
             return run.outcome("timeout", "null")
@@ -173,11 +187,19 @@ class Engine:
             run.guest.close()
             # Freeing the context costs a third of an empty script's run: done by `release` (and `prepare`),
             # once the worker has sent the outcome. The guest is closed, so nothing runs in it before then.
-            self._spent = (guest, control)
+            self._spent.append((guest, control))
 
     def release(self) -> None:
-        """Free the last run's context, kept alive since so that its outcome could leave first."""
-        self._spent = None
+        """Free the contexts done with, kept alive since so that the last run's outcome could leave first."""
+        self._spent.clear()
+
+    def _names_of(self, functions: tuple[str, ...] | None) -> str:
+        """The names JSON the prelude takes for a run that sees `functions`; made once per selection in a row."""
+        if functions is None:
+            return self._names
+        if self._selected is None or self._selected[0] is not functions:
+            self._selected = (functions, json.dumps(list(functions), ensure_ascii=True))
+        return self._selected[1]
 
 
 def _set_up(guest: _Guest, names: str, limits: str) -> Any:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sandbox._confine import confine
-from sandbox._protocol import PREFIX, encode, frame_sizes, parse_header
+from sandbox._protocol import PREFIX, encode, frame_sizes, parse_header, selection
 from sandbox.engine import Engine, EngineLimits, Reply, binding
 
 __all__ = ["main", "prepare"]
@@ -90,19 +90,29 @@ def main() -> None:
     if header["op"] != "init":
         raise SystemExit("the first frame must be init")
     limits = header["limits"]
-    engine = Engine(json.loads(payload), EngineLimits(**{k: limits[k] for k in EngineLimits.__dataclass_fields__}))
+    functions = tuple(json.loads(payload))
+    engine = Engine(functions, EngineLimits(**{k: limits[k] for k in EngineLimits.__dataclass_fields__}))
     engine_name = binding()
     confinement = prepare(limits)
     pipe.send({"op": "ready", "pid": os.getpid(), "confinement": confinement, "engine": engine_name})
+    #: The functions the runs see from now on (None: all of them), as the host's latest `view` frame said.
+    view: tuple[str, ...] | None = None
+    idle = True
     while True:
-        _prepare_next(engine)
+        if idle:
+            _prepare_next(engine, view)
         header, payload = pipe.receive()
+        if header["op"] == "view":
+            view = selection(functions, payload)
+            idle = False  # its run follows at once and sets its own context up, for these functions
+            continue
+        idle = True
         if header["op"] != "run":
             continue  # a late reply of the previous run
         timeout = float(header["timeout"])
         signal.setitimer(signal.ITIMER_REAL, timeout + _ALARM_GRACE)
         try:
-            outcome = engine.run(payload.decode("utf-8"), timeout, pipe)
+            outcome = engine.run(payload.decode("utf-8"), timeout, pipe, view)
         except Exception as error:  # boundary: report the engine's own failure to the host, which logs it
             pipe.send({"op": "crashed", "error": f"{type(error).__name__}: {error}"[:2000]})
             continue
@@ -112,10 +122,11 @@ def main() -> None:
         pipe.send(done, _utf8(outcome.text))
 
 
-def _prepare_next(engine: Engine) -> None:
-    """Set the next run's context up while no script waits; should that fail, the run sets its own up."""
+def _prepare_next(engine: Engine, view: tuple[str, ...] | None) -> None:
+    """Set the next run's context up, for the functions of the latest run, while no script waits; should that
+    fail, the run sets its own up."""
     try:
-        engine.prepare()
+        engine.prepare(view)
     except Exception:  # boundary: the run repeats the set-up and reports its failure as a run's
         return
 

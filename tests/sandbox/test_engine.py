@@ -5,9 +5,11 @@ from __future__ import annotations
 import ast
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import sandbox.engine as engine_module
 from sandbox.engine import Engine, EngineLimits, Outcome, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -152,3 +154,35 @@ def test_the_public_api_is_an_explicit_sorted_all(module: str) -> None:
     package = __import__(module)
     assert list(package.__all__) == sorted(package.__all__)
     assert all(hasattr(package, name) for name in package.__all__)
+
+
+def test_a_context_set_up_ahead_serves_only_a_run_that_sees_the_same_functions(monkeypatch: pytest.MonkeyPatch) -> None:
+    set_ups: list[str] = []
+    set_up = engine_module._set_up
+
+    def counted(guest: Any, names: str, limits: str) -> Any:
+        set_ups.append(names)
+        return set_up(guest, names, limits)
+
+    monkeypatch.setattr(engine_module, "_set_up", counted)
+    engine = Engine(["echo.back", "fail.now"], LIMITS)
+    listing = "Object.keys(api).concat(Object.keys(api.echo || {}))"
+    engine.prepare(("echo.back",))
+    same = engine.run(listing, 2.0, Link(), ("echo.back",))
+    engine.prepare(("echo.back",))
+    everything = engine.run(listing, 2.0, Link())
+    engine.prepare()
+    other = engine.run(listing, 2.0, Link(), ("fail.now",))
+    assert [json.loads(outcome.text) for outcome in (same, everything, other)] == [
+        ["echo", "back"],
+        ["echo", "fail", "back"],
+        ["fail"],
+    ]
+    # Set up ahead and used; then each context set up ahead for other functions goes unused and the run sets up its own.
+    assert set_ups == [
+        '["echo.back"]',
+        '["echo.back"]',
+        '["echo.back", "fail.now"]',
+        '["echo.back", "fail.now"]',
+        '["fail.now"]',
+    ]
