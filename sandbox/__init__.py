@@ -3,8 +3,9 @@
 `Sandbox(functions, limits).run(source, caller)` runs a script in a QuickJS context inside a warm worker
 process and returns a `ScriptResult`. The script sees `api.<module>.<function>(args)`, `call(name, args)`,
 `callAll([...])` and `console.log`, nothing else; every call comes back to the host through `caller`, an async
-callback, so this package knows nothing of MCP, HTTP or credentials. The host enforces every limit in
-`ScriptLimits` and kills the worker at the deadline.
+callback, so this package knows nothing of MCP, HTTP or credentials. `run(..., functions=names)` narrows one run
+to some of the sandbox's functions (a caller's view): the others are as absent as names that never existed. The
+host enforces every limit in `ScriptLimits` and kills the worker at the deadline.
 """
 
 from __future__ import annotations

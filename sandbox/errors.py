@@ -1,7 +1,8 @@
 """Errors of the sandbox package.
 
 SandboxError
-├── LimitsError    ScriptLimits were given a value they cannot work with (says which and what to use)
+├── LimitsError    ScriptLimits were given a value they cannot work with (says which and what to use), or a
+│                  sandbox function names it cannot take (at construction, or a run's `functions`)
 ├── SourceError    the source was refused before it ran: too large, or not text QuickJS can take
 ├── BusyError      every slot stayed busy for the whole wait: retry shortly
 └── CallError      raised by the host's function caller: the call throws a JS Error the script can catch
@@ -21,7 +22,7 @@ class SandboxError(Exception):
 
 
 class LimitsError(SandboxError):
-    """A ScriptLimits field is out of range."""
+    """A ScriptLimits field is out of range, or a list of function names is not one the sandbox can take."""
 
 
 class SourceError(SandboxError):

@@ -134,6 +134,8 @@ class Worker:
         self.process = process
         self.pid = process.pid
         self.runs = 0
+        #: The `view` payload the worker's runs see (see `sandbox._protocol`); empty: every function.
+        self.view = b""
         self._setup = setup
         self._stdin = process.stdin
         self._stdout = BufferedByteReceiveStream(process.stdout)
@@ -162,6 +164,13 @@ class Worker:
                 log_engine(header.get("engine"))
                 return
             raise WorkerCrashError(f"worker {self.pid} was not ready within {_READY_TIMEOUT:g} s")
+
+    async def select(self, view: bytes) -> None:
+        """Have the worker's runs see the functions of `view` from now on: one frame, sent only when the worker's
+        last run saw others (its next context is then set up within the run)."""
+        if view != self.view:
+            await self.send({"op": "view"}, view)
+            self.view = view
 
     async def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
         """Write one frame (frames from concurrent tasks do not interleave)."""

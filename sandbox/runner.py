@@ -4,6 +4,12 @@ The host side enforces each rule on the way out of the guest, whatever the worke
 `CallGate` (the call budget, the argument and answer caps, at most `max_parallel_calls` at a time), and the run
 keeps the result cap, the console caps and the deadline. The deadline covers the whole run, calls included; at
 the deadline the worker is killed and replaced.
+
+A run may see fewer functions than the sandbox has (`functions`, a caller's view of the catalog): its guest is
+set up with those names alone, so a hidden function is as absent from `api` and as unknown to `call` as a name
+that never existed, and its CallGate knows those names alone too, should the worker be compromised. A worker
+is told its view in a `view` frame only when the view changes, and sets its next context up for its last view,
+so runs that repeat a view cost what runs without one do.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +26,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from sandbox._protocol import ProtocolError
+from sandbox._protocol import ProtocolError, bitmap
 from sandbox.calls import CallGate, ErrorReporter, FunctionCaller, report_failure
 from sandbox.errors import BusyError, LimitsError, SourceError
 from sandbox.limits import ScriptLimits
@@ -48,6 +54,18 @@ _WORKER_FAILURES = (
     anyio.ClosedResourceError,
     OSError,
 )
+
+
+@dataclass(frozen=True, kw_only=True)
+class _View:
+    """The functions one run sees: their names in the sandbox's order, and the `view` payload that selects them."""
+
+    functions: tuple[str, ...]
+    payload: bytes
+
+
+#: Views a sandbox keeps made (one per distinct set of functions its callers see), the least recent dropped first.
+_VIEWS_KEPT = 64
 
 
 @dataclass(kw_only=True)
@@ -90,6 +108,9 @@ class Sandbox:
             if not isinstance(name, str) or "." not in name.strip(".") or not name.isprintable():
                 raise LimitsError(f"function names must be 'module.function' strings, got {name!r}")
         self.functions = tuple(names)
+        self._known = frozenset(names)
+        self._all = _View(functions=self.functions, payload=b"")
+        self._views: dict[frozenset[str], _View] = {}
         limits = self.limits
         largest = max(limits.max_result_bytes, limits.max_arg_bytes, limits.max_response_bytes, limits.max_log_bytes)
         self._setup = WorkerSetup(
@@ -152,25 +173,67 @@ class Sandbox:
 
     # Running
 
-    async def run(self, source: str, caller: FunctionCaller, *, report: ErrorReporter | None = None) -> ScriptResult:
+    async def run(
+        self,
+        source: str,
+        caller: FunctionCaller,
+        *,
+        report: ErrorReporter | None = None,
+        functions: Collection[str] | None = None,
+    ) -> ScriptResult:
         """Run `source`, answering its calls with `caller`; the result or failure, and the console lines.
 
-        Raises SourceError when the source is refused before running, and BusyError when no slot frees up
-        within `limits.slot_wait`. Everything that happens once the script runs is in the ScriptResult.
+        The script sees `functions` ("module.function" names, some of the sandbox's own; None: all of them) and
+        no other: `api` lists only those, and `call` refuses any other name exactly as a name that never existed.
+
+        Raises SourceError when the source is refused before running, LimitsError when `functions` names a
+        function the sandbox was not given (a caller's view must come from the sandbox's catalog), and BusyError
+        when no slot frees up within `limits.slot_wait`. Everything that happens once the script runs is in the
+        ScriptResult.
         """
         encoded = _checked_source(source, self.limits.max_source_bytes)
+        view = self._view(functions)
         pool, slots = self._ensure_pool()
         await _take(slots, self.limits)
         try:
-            return await self._run(pool, encoded, caller, report)
+            return await self._run(pool, encoded, view, caller, report)
         finally:
             slots.release()
 
+    def _view(self, functions: Collection[str] | None) -> _View:
+        """The view of `functions`, made once per distinct set; LimitsError when one is not the sandbox's."""
+        if functions is None:
+            return self._all
+        if isinstance(functions, str):
+            raise LimitsError(f"functions must be a collection of 'module.function' names, not a string: {functions!r}")
+        try:
+            chosen = frozenset(functions)
+        except TypeError:
+            raise LimitsError(f"functions must be a collection of 'module.function' names, got {functions!r}") from None
+        view = self._views.pop(chosen, None)
+        if view is None:
+            unknown = chosen - self._known
+            if unknown:
+                shown = ", ".join(sorted(repr(name) for name in unknown)[:3])
+                raise LimitsError(
+                    f"functions must be names this sandbox was given; {len(unknown)} are not, e.g. {shown} "
+                    "(make the sandbox with the catalog the caller's view comes from)"
+                )
+            if len(chosen) == len(self._known):
+                view = self._all
+            else:
+                names = tuple(name for name in self.functions if name in chosen)
+                view = _View(functions=names, payload=bitmap(self.functions, chosen))
+            if len(self._views) >= _VIEWS_KEPT:
+                del self._views[next(iter(self._views))]
+        self._views[chosen] = view  # last in the order: the most recently used
+        return view
+
     async def _run(
-        self, pool: WorkerPool, source: bytes, caller: FunctionCaller, report: ErrorReporter | None
+        self, pool: WorkerPool, source: bytes, view: _View, caller: FunctionCaller, report: ErrorReporter | None
     ) -> ScriptResult:
         started = time.monotonic()
-        run = _Run(limits=self.limits, calls=CallGate(self.functions, self.limits, caller, report))
+        run = _Run(limits=self.limits, calls=CallGate(view.functions, self.limits, caller, report))
         worker: Worker | None = None
         outcome: ScriptResult | str | None = None
         try:
@@ -180,7 +243,7 @@ class Sandbox:
                 except WorkerCrashError as error:
                     outcome = str(error)
                 else:
-                    outcome = await self._session(worker, run, source, started)
+                    outcome = await self._session(worker, run, view, source, started)
         except BaseException:
             # Cancelled from outside (the client went away): the worker may be mid-script, so it goes.
             if worker is not None:
@@ -195,12 +258,15 @@ class Sandbox:
         await report_failure(report, WorkerCrashError(f"a script's worker failed: {outcome}; {detail}"))
         return self._finish(run, started, ScriptFailure(kind="crashed", message=CRASHED))
 
-    async def _session(self, worker: Worker, run: _Run, source: bytes, started: float) -> ScriptResult | str:
+    async def _session(
+        self, worker: Worker, run: _Run, view: _View, source: bytes, started: float
+    ) -> ScriptResult | str:
         """Run the script on `worker`, answering its calls; the result, or why the worker must go (a crash)."""
         left = self.limits.timeout - (time.monotonic() - started)
         outcome: ScriptResult | str = "the session ended without an outcome"
         async with anyio.create_task_group() as calls:
             try:
+                await worker.select(view.payload)
                 await worker.send({"op": "run", "timeout": max(left, 0.001)}, source)
                 outcome = await self._serve(worker, run, started, calls)
             except _WORKER_FAILURES as error:

@@ -284,3 +284,19 @@ async def test_no_more_than_the_parallel_cap_of_calls_run_on_the_host_at_once() 
         release.set()
     assert (inside, most) == (2, 2)
     assert sorted(answers) == [(True, f'{{"n":{n}}}') for n in range(3)]
+
+
+async def test_a_gate_for_a_callers_view_refuses_the_hidden_functions_as_unknown_and_suggests_none(shop: Shop) -> None:
+    # What a compromised worker could forge: call frames for functions of the catalog outside the caller's view.
+    gate = CallGate(("shop.list_items", "shop.echo"), SMALL, shop)
+    hidden = refusal(await gate.perform("shop.get_item", b'{"id": 1}'))
+    misspelt = refusal(await gate.perform("shop.get_iten", b"{}"))
+    # The closest names offered are the view's own, never the hidden shop.get_item.
+    assert hidden == {
+        "message": "Unknown function 'shop.get_item'. Did you mean shop.list_items? Call only the catalog's functions.",
+        "function": "shop.get_item",
+    }
+    assert misspelt["message"] == (
+        "Unknown function 'shop.get_iten'. Did you mean shop.list_items? Call only the catalog's functions."
+    )
+    assert shop.calls == [] and gate.made == 0
