@@ -252,12 +252,14 @@ class WorkerPool:
                 detail = await self.discard(worker)
                 logger.warning("a script worker failed to start: %s: %s; %s", type(error).__name__, error, detail)
 
-    async def acquire(self) -> Worker:
-        """A ready worker: a warm one when there is one, else a new one."""
+    async def acquire(self, view: bytes = b"") -> Worker:
+        """A ready worker: a warm one when there is one, one whose last run saw the functions of `view` first (its
+        context for them is set up already), else a new one."""
         if self._closed:
             raise RuntimeError("the worker pool is closed")
         while self._idle:
-            worker = self._idle.pop(0)
+            index = next((index for index, idle in enumerate(self._idle) if idle.view == view), 0)
+            worker = self._idle.pop(index)
             if worker.alive:
                 self._busy.add(worker)
                 try:

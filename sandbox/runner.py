@@ -9,7 +9,8 @@ A run may see fewer functions than the sandbox has (`functions`, a caller's view
 set up with those names alone, so a hidden function is as absent from `api` and as unknown to `call` as a name
 that never existed, and its CallGate knows those names alone too, should the worker be compromised. A worker
 is told its view in a `view` frame only when the view changes, and sets its next context up for its last view,
-so runs that repeat a view cost what runs without one do.
+so runs that repeat a view cost what runs without one do; the pool hands a run an idle worker whose last run had
+its view when there is one.
 """
 
 from __future__ import annotations
@@ -239,7 +240,7 @@ class Sandbox:
         try:
             with anyio.move_on_after(self.limits.timeout):
                 try:
-                    worker = await pool.acquire()
+                    worker = await pool.acquire(view.payload)
                 except WorkerCrashError as error:
                     outcome = str(error)
                 else:

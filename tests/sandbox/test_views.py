@@ -80,9 +80,13 @@ class Host:
 
     def __init__(self) -> None:
         self.calls: list[str] = []
+        self.pids: list[tuple[int, ...]] = []
+        self.sandbox: Sandbox | None = None
 
     async def __call__(self, name: str, args: dict[str, Any]) -> Any:
         self.calls.append(name)
+        if self.sandbox is not None:
+            self.pids.append(self.sandbox.busy_pids)
         return {"function": name}
 
 
@@ -267,6 +271,17 @@ async def test_a_worker_is_told_its_view_only_when_it_changes(monkeypatch: pytes
         ("view", bytes([0b000011])),
         ("run", b""),
     ]
+
+
+async def test_a_run_goes_to_an_idle_worker_whose_last_run_had_its_view() -> None:
+    host = Host()
+    async with Sandbox(CATALOG, dataclasses.replace(LIMITS, max_concurrent=2)) as sandbox:
+        host.sandbox = sandbox
+        for functions in [VISIBLE, VISIBLE, OTHERS, VISIBLE, OTHERS]:
+            name = (functions or CATALOG)[0]
+            assert (await sandbox.run(f"await call({name!r}, {{}})", host, functions=functions)).ok
+    first, again, other, back, other_again = host.pids
+    assert first == again == back and other == other_again and first != other
 
 
 @pytest.mark.parametrize(
