@@ -21,7 +21,7 @@ from typing import Any
 from catalog.builder import load_catalog
 from gateway.app import Gateway
 from gateway.caller import RequestInfo
-from gateway.visibility import Credentials
+from gateway.policy import Access, Credentials
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", REPO.parent / "shared" / "corpus" / "specs"))
@@ -31,7 +31,7 @@ async def _median(gateway: Gateway, request: RequestInfo, tool: str, args: dict[
     times = []
     for _ in range(rounds):
         started = time.perf_counter()
-        await gateway.endpoint.call_tool(tool, args, request)
+        await gateway.endpoint.call_tool(tool, args, gateway.policy.of(request))
         times.append(time.perf_counter() - started)
     return statistics.median(times)
 
@@ -46,7 +46,7 @@ async def main() -> None:
     half = modules[: max(1, len(modules) // 2)]
     scopes = {"half": [f"{name}.*" for name in half]}
     plain = Gateway(catalog=catalog, upstream="https://api.example.com")
-    scoped = Gateway(catalog=catalog, upstream="https://api.example.com", scopes=scopes)
+    scoped = Gateway(catalog=catalog, upstream="https://api.example.com", access=Access(scopes=scopes))
     request = RequestInfo(transport="http", headers={}, principal=Credentials({"authorization": "x"}, ["half"]))
     name = catalog.functions()[0].name
     calls = [
@@ -55,10 +55,10 @@ async def main() -> None:
         ("describe_function", {"names": [name]}),
     ]
     started = time.perf_counter()
-    await plain.endpoint.call_tool("search_functions", {"query": "warm up"}, request)
+    await plain.endpoint.call_tool("search_functions", {"query": "warm up"}, plain.policy.of(request))
     plain_first = time.perf_counter() - started
     started = time.perf_counter()
-    await scoped.endpoint.call_tool("search_functions", {"query": "warm up"}, request)
+    await scoped.endpoint.call_tool("search_functions", {"query": "warm up"}, scoped.policy.of(request))
     first = time.perf_counter() - started
     print(
         f"{options.document}: {len(catalog.functions())} functions; "

@@ -27,11 +27,14 @@ if TYPE_CHECKING:
         ConfigError,
         CredentialError,
         GatewayError,
+        LimitError,
         RequestError,
         RestError,
         ToolError,
     )
     from gateway.fetching import fetch_document
+    from gateway.limits import Limits
+    from gateway.policy import Access, Caller, Credentials
     from gateway.prompts import Prompt, PromptArgument
     from gateway.research import DataSource, ResearchConfig
     from gateway.scripting import ScriptConfig
@@ -41,9 +44,9 @@ if TYPE_CHECKING:
     from gateway.tasks import TaskConfig
     from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
     from gateway.transport_security import TransportSecurity
-    from gateway.visibility import Caller
 
 __all__ = [
+    "Access",
     "Admission",
     "ArgumentError",
     "AuthFunc",
@@ -51,12 +54,15 @@ __all__ = [
     "ConfigError",
     "CredentialError",
     "CredentialRefusal",
+    "Credentials",
     "DataSource",
     "EmbeddedResource",
     "Gateway",
     "GatewayConfig",
     "GatewayError",
     "ImageContent",
+    "LimitError",
+    "Limits",
     "McpEndpoint",
     "Peer",
     "Prompt",
@@ -91,11 +97,14 @@ _HOMES = {
         "ConfigError",
         "CredentialError",
         "GatewayError",
+        "LimitError",
         "RequestError",
         "RestError",
         "ToolError",
     ),
     "gateway.fetching": ("fetch_document",),
+    "gateway.limits": ("Limits",),
+    "gateway.policy": ("Access", "Caller", "Credentials"),
     "gateway.prompts": ("Prompt", "PromptArgument"),
     "gateway.research": ("DataSource", "ResearchConfig"),
     "gateway.scripting": ("ScriptConfig",),
@@ -104,7 +113,6 @@ _HOMES = {
     "gateway.streamable_http": ("StreamableHttpApp",),
     "gateway.transport_security": ("TransportSecurity",),
     "gateway.tasks": ("TaskConfig",),
-    "gateway.visibility": ("Caller",),
     "gateway.toolspec": ("EmbeddedResource", "ImageContent", "TextContent", "ToolResult", "ToolSpec"),
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}

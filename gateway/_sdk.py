@@ -56,6 +56,7 @@ __all__ = [
     "serve_notification",
     "serve_request",
     "serve_with_manager",
+    "served_methods",
 ]
 
 logger = logging.getLogger("gateway.streamable_http")
@@ -127,6 +128,11 @@ def sdk_supported(version: str | None = None) -> bool:
         parts.append(int(digits))
     low, high = SUPPORTED_SDK
     return low <= tuple(parts) < high
+
+
+def served_methods(server: Server[Any]) -> frozenset[str]:
+    """Every JSON-RPC request method `server` answers: the SDK's built-in ones and those added to it."""
+    return frozenset(server._request_handlers)
 
 
 @dataclass(eq=False)

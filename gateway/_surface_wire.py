@@ -17,39 +17,41 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from gateway._listing import Completion
-from gateway.caller import RequestInfo
 from gateway.errors import RequestError
+from gateway.policy import CallerPolicy
 from gateway.prompts import Prompt, PromptSet
 from gateway.resources import ResourceContents, ResourceEntry, ResourceSet, ResourceTemplate
 from gateway.toolspec import Content, ImageContent, TextContent
 
 __all__ = ["surface_handlers", "wire_block"]
 
-InfoOf = Callable[[ServerRequestContext[Any]], RequestInfo]
+CallerOf = Callable[[ServerRequestContext[Any]], CallerPolicy]
+"""The caller policy of an SDK request (built once per request by the transport)."""
 
 
 def _refused(error: RequestError) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=str(error), data=error.data or None)
 
 
-def surface_handlers(resources: ResourceSet | None, prompts: PromptSet | None, info_of: InfoOf) -> dict[str, Any]:
-    """The `Server(...)` handler arguments for `resources` and `prompts` (either may be None: not served)."""
+def surface_handlers(resources: ResourceSet | None, prompts: PromptSet | None, caller_of: CallerOf) -> dict[str, Any]:
+    """The `Server(...)` handler arguments for `resources` and `prompts` (either may be None: not served); each
+    answers as the request's caller policy says."""
     handlers: dict[str, Any] = {}
     if resources is not None:
-        handlers.update(_resource_handlers(resources, info_of))
+        handlers.update(_resource_handlers(resources, caller_of))
     if prompts is not None:
-        handlers.update(_prompt_handlers(prompts))
+        handlers.update(_prompt_handlers(prompts, caller_of))
     if resources is not None or prompts is not None:
-        handlers["on_completion"] = _completion_handler(resources, prompts)
+        handlers["on_completion"] = _completion_handler(resources, prompts, caller_of)
     return handlers
 
 
-def _resource_handlers(resources: ResourceSet, info_of: InfoOf) -> dict[str, Any]:
+def _resource_handlers(resources: ResourceSet, caller_of: CallerOf) -> dict[str, Any]:
     async def on_list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         try:
-            entries, cursor = resources.list_page(params.cursor if params is not None else None)
+            entries, cursor = resources.list_page(params.cursor if params is not None else None, caller_of(ctx))
         except RequestError as error:
             raise _refused(error) from None
         return types.ListResourcesResult(resources=[_wire_entry(entry) for entry in entries], next_cursor=cursor)
@@ -69,15 +71,15 @@ def _resource_handlers(resources: ResourceSet, info_of: InfoOf) -> dict[str, Any
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         try:
-            contents = await resources.read(params.uri, info_of(ctx))
+            contents = await resources.read(params.uri, caller_of(ctx))
         except RequestError as error:
             raise _refused(error) from None
         return types.ReadResourceResult(contents=[_wire_contents(contents)])
 
     async def on_subscribe(ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams) -> types.EmptyResult:
         # The resources never change while the server runs, so a subscription is honoured by never notifying;
-        # it is refused only for a URI the server does not serve.
-        await _known(params.uri)
+        # it is refused for a URI the server does not serve, or does not serve this caller.
+        await _known(params.uri, caller_of(ctx))
         return types.EmptyResult()
 
     async def on_unsubscribe(
@@ -85,10 +87,12 @@ def _resource_handlers(resources: ResourceSet, info_of: InfoOf) -> dict[str, Any
     ) -> types.EmptyResult:
         return types.EmptyResult()
 
-    async def _known(uri: str) -> None:
-        if uri in {resource.uri for resource in resources.resources()}:
-            return
-        if any(template.match(uri) is not None for template in resources.templates()):
+    async def _known(uri: str, caller: CallerPolicy) -> None:
+        try:
+            await resources.read(uri, caller)
+        except RequestError:
+            pass
+        else:
             return
         raise MCPError(
             code=types.INVALID_PARAMS,
@@ -105,7 +109,7 @@ def _resource_handlers(resources: ResourceSet, info_of: InfoOf) -> dict[str, Any
     }
 
 
-def _prompt_handlers(prompts: PromptSet) -> dict[str, Any]:
+def _prompt_handlers(prompts: PromptSet, caller_of: CallerOf) -> dict[str, Any]:
     async def on_list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
@@ -119,7 +123,7 @@ def _prompt_handlers(prompts: PromptSet) -> dict[str, Any]:
         ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         try:
-            prompt, blocks = prompts.get(params.name, params.arguments)
+            prompt, blocks = prompts.get(params.name, params.arguments, caller_of(ctx))
         except RequestError as error:
             raise _refused(error) from None
         messages = [types.PromptMessage(role="user", content=wire_block(block)) for block in blocks]
@@ -129,21 +133,22 @@ def _prompt_handlers(prompts: PromptSet) -> dict[str, Any]:
 
 
 def _completion_handler(
-    resources: ResourceSet | None, prompts: PromptSet | None
+    resources: ResourceSet | None, prompts: PromptSet | None, caller_of: CallerOf
 ) -> Callable[[ServerRequestContext[Any], types.CompleteRequestParams], Awaitable[types.CompleteResult]]:
     async def on_completion(
         ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         ref, argument = params.ref, params.argument
+        caller = caller_of(ctx)
         try:
             if isinstance(ref, types.PromptReference):
                 if prompts is None:
                     raise RequestError("this server has no prompts to complete", data={"name": ref.name})
-                found = prompts.complete(ref.name, argument.name, argument.value)
+                found = prompts.complete(ref.name, argument.name, argument.value, caller)
             else:
                 if resources is None:
                     raise RequestError("this server has no resource templates to complete", data={"uri": ref.uri})
-                found = resources.complete(ref.uri, argument.name, argument.value)
+                found = resources.complete(ref.uri, argument.name, argument.value, caller)
         except RequestError as error:
             raise _refused(error) from None
         return types.CompleteResult(completion=_wire_completion(found))

@@ -11,7 +11,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Scope
 
 from catalog.builder import build_catalog
 from catalog.composite import Composite, Concept
@@ -20,7 +20,7 @@ from catalog.loading import load_document
 from catalog.model import Catalog
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
 from gateway.admission import Admission, AdmissionGate
-from gateway.caller import LOCAL_PEER, RequestInfo, RestContext
+from gateway.caller import LOCAL_PEER, Peer, RequestInfo, RestContext
 from gateway.config import GatewayConfig, refuse_userinfo
 from gateway.credentials import AuthFunc, bearer_passthrough, refusal
 from gateway.dispatcher import Dispatcher, decode_body
@@ -28,7 +28,9 @@ from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
 from gateway.fetching import fetch_document
 from gateway.lifespan import app_lifespan
+from gateway.limits import Limits
 from gateway.observability import MetricsPage, Observer
+from gateway.policy import Access, Caller, CallerPolicy, Credentials, Policy
 from gateway.prompts import Prompt
 from gateway.reference import ReferencePage, reference_page
 from gateway.research import ResearchConfig, research_tools
@@ -42,7 +44,6 @@ from gateway.transport_security import TransportSecurity
 from gateway.transports import AsgiTransport, Transport, UpstreamTransport
 from gateway.transports.upstream import shown_url
 from gateway.types import ErrorHook, ToolRunner
-from gateway.visibility import Credentials, ScopeMap, Surface, VisibleHook
 
 if TYPE_CHECKING:
     from gateway.tasks import TaskConfig, Tasks
@@ -77,9 +78,10 @@ class Gateway:
     `research` (True, or a `ResearchConfig`) adds ChatGPT's `search`/`fetch` pair; `reference_path` (e.g.
     "/reference") serves the reference page, which catalog search/fetch cite, so it defaults to "/reference" with
     them ('' for none); `script` (a `ScriptConfig`) adds run_script, which needs `whoami`.
-    `visible` (a function of a `Caller` and a `Function`) and `scopes` (OAuth scope → function-name patterns)
-    give each caller its own surface: a function off it is unknown to that caller in every tool (see
-    `gateway.visibility`). `tasks` (a `TaskConfig`) serves task-augmented tool calls (MCP 2025-11-25 tasks);
+    `access` (an `Access`: `hide` patterns, a `visible(caller, function)` hook, OAuth `scopes` → function-name
+    patterns) gives each caller its own view: a function off it is unknown to that caller on every path (see
+    `gateway.policy`). `limits` (a `Limits`) bounds what one caller, and the whole gateway, may start (tasks,
+    streams, batches, scripts). `tasks` (a `TaskConfig`) serves task-augmented tool calls (MCP 2025-11-25 tasks);
     `progress_interval` is the time between the "still working" notifications sent to a client that asked
     for progress.
     `prompts` (`gateway.prompts.Prompt` values) are served after the built-in ones; the catalog is served as
@@ -129,8 +131,8 @@ class Gateway:
         research: bool | ResearchConfig = False,
         reference_path: str | None = None,
         script: ScriptConfig | None = None,
-        visible: VisibleHook | None = None,
-        scopes: ScopeMap | None = None,
+        access: Access | None = None,
+        limits: Limits | None = None,
         tasks: TaskConfig | None = None,
         progress_interval: float = 5.0,
         prompts: Sequence[Prompt] = (),
@@ -172,8 +174,8 @@ class Gateway:
                 research=research,
                 reference_path=reference_path,
                 script=script,
-                visible=visible,
-                scopes=scopes,
+                access=access or Access(),
+                limits=limits or Limits(),
                 tasks=tasks,
                 progress_interval=progress_interval,
                 prompts=tuple(prompts),
@@ -215,8 +217,6 @@ class Gateway:
             self.upstream = _first_absolute_server(self.catalog)
         self.transport: Transport | None = _transport(config, self.catalog, self.upstream)
         self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=config.timeout)
-        #: Which functions each caller sees and may call (everything, without `visible` and `scopes`).
-        self.surface = Surface(self.catalog, visible=config.visible, scopes=config.scopes)
         #: The run_script tool when `script` is given; it owns the sandbox's worker processes (see lifespan()).
         self.scripts: ScriptTool | None = None
         if config.script is not None and config.whoami is not None:
@@ -227,8 +227,16 @@ class Gateway:
                 whoami=config.whoami,
                 max_output_bytes=config.max_output_bytes,
                 on_error=config.on_error,
-                surface=self.surface,
             )
+        #: The caller policy: for each caller, which functions exist, what it may do and how much it may start.
+        self.policy = Policy(
+            self.catalog,
+            access=config.access,
+            limits=config.limits,
+            instructions=lambda catalog: instructions_for(catalog, config.instructions),
+            scripts=self.scripts.rules if self.scripts is not None else None,
+            identify=self.scripts.identify if self.scripts is not None else None,
+        )
         extra: list[tuple[ToolSpec, ToolRunner]] = [(self.scripts.spec, self.scripts)] if self.scripts else []
         if config.research is not False:
             # ChatGPT's search/fetch pair goes right after the fixed tools (see gateway.research).
@@ -240,7 +248,6 @@ class Gateway:
                 research,
                 max_output_bytes=config.max_output_bytes,
                 reference_path=self.reference_path,
-                catalog_for=(lambda request: self.surface.view(request).catalog) if self.surface.active else None,
             )
         self.toolset = ToolSet(
             catalog=self.catalog,
@@ -255,10 +262,10 @@ class Gateway:
             compact_results=config.compact_results,
             extra=[*extra, *config.extra_tools],
             scripts=self.scripts is not None,
-            surface=self.surface,
         )
+        self.policy.promoted = self.toolset.promoted
+        #: The operator's view of the instructions (every function); callers get their own from the policy.
         self.instructions = instructions_for(self.catalog, config.instructions)
-        self._instructions_by_view: dict[frozenset[str], str] = {}
         #: The catalog as MCP resources, and the built-in and operator prompts (see `gateway.surface`).
         self.resources = catalog_resources(self)
         self.prompts = gateway_prompts(self, config.prompts)
@@ -271,13 +278,11 @@ class Gateway:
             authenticate=self._authenticate,
             on_error=config.on_error,
             handler_validates=self.toolset.self_validating,
-            hidden_tools=self._hidden_tools if self._surface_varies() else None,
-            hides_tool=self._hides_tool if self._surface_varies() else None,
+            policy=self.policy,
             progress_interval=config.progress_interval,
             resources=self.resources,
             prompts=self.prompts,
             observer=self.observer,
-            instructions_of=self.instructions_of if self.surface.active else None,
         )
         #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
         self.tasks: Tasks | None = None
@@ -310,46 +315,23 @@ class Gateway:
             logger.exception("the auth function failed")
             raise CredentialError("the credentials could not be checked") from error
 
-    # A surface per caller
-
-    def instructions_of(self, request: RequestInfo) -> str:
-        """The server instructions the caller of `request` gets: its own modules under a per-caller surface."""
-        view = self.surface.view(request)
-        if view.complete:
-            return self.instructions
-        found = self._instructions_by_view.get(view.names)
-        if found is None:
-            found = instructions_for(view.catalog, self.config.instructions)
-            if len(self._instructions_by_view) >= _CACHED_INSTRUCTIONS:
-                self._instructions_by_view.pop(next(iter(self._instructions_by_view)))
-            self._instructions_by_view[view.names] = found
-        return found
-
-    def _surface_varies(self) -> bool:
-        """Whether some caller may see fewer tools than another: a surface rule, or an `allow` hook on scripts."""
-        scripts_vary = self.scripts is not None and self.scripts.config.allow is not None
-        return scripts_vary or (self.surface.active and bool(self.toolset.promoted))
-
-    async def _hidden_tools(self, request: RequestInfo) -> frozenset[str]:
-        """The tools the caller of `request` is not offered: promoted tools of functions off its surface, and
-        run_script when the `allow` hook refuses it."""
-        hidden: set[str] = set()
-        if self.surface.active:
-            hidden.update(
-                tool for tool, function in self.toolset.promoted.items() if not self.surface.allows(request, function)
-            )
-        if self.scripts is not None and not await self.scripts.offered_to(request):
-            hidden.add(self.scripts.spec.name)
-        return frozenset(hidden)
-
-    async def _hides_tool(self, name: str, request: RequestInfo) -> bool:
-        """Whether tool `name` is hidden from the caller of `request` (only run_script may cost a whoami call)."""
-        function = self.toolset.promoted.get(name)
-        if function is not None:
-            return not self.surface.allows(request, function)
-        if self.scripts is not None and name == self.scripts.spec.name:
-            return not await self.scripts.offered_to(request)
-        return False
+    async def caller_of_scope(self, scope: Scope) -> CallerPolicy:
+        """The caller policy of a plain HTTP request (the reference page): from its bearer token when it sends one
+        (CredentialError when refused), else an anonymous caller, whose grant is empty when the auth function
+        refuses a request without a token."""
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope.get("headers", ())}
+        peer = Peer.from_scope(scope, headers.get("host"))
+        request = RequestInfo(transport="http", headers=headers, peer=peer)
+        if request.bearer_token is not None:
+            principal = await self._authenticate(headers)
+            return self.policy.of(RequestInfo(transport="http", headers=headers, principal=principal, peer=peer))
+        try:
+            principal = Credentials.of(await self.auth(None))
+        except Exception as error:
+            if refusal(error) is None:
+                logger.exception("the auth function failed")
+            return self.policy.of(request, Caller.anonymous(request))
+        return self.policy.of(RequestInfo(transport="http", headers=headers, principal=principal, peer=peer))
 
     async def _rest_context(self, request: RequestInfo) -> RestContext:
         """What the REST calls of `request` carry: forwarded headers the gateway rebuilt, then the credentials."""
@@ -394,9 +376,10 @@ class Gateway:
         return self.endpoint.tools()
 
     async def call_tool(self, headers: Mapping[str, str], name: str, args: Mapping[str, Any]) -> ToolResult:
-        """Run one tool with the REST `headers` given, returning what an MCP client would get."""
-        request = RequestInfo(transport="in-process", headers={}, principal=dict(headers))
-        return await self.endpoint.call_tool(name, args, request)
+        """Run one tool with the REST `headers` given (the credentials of the caller, which the caller policy
+        reads, e.g. `Credentials(headers, scopes=[...])`), returning what an MCP client would get."""
+        request = RequestInfo(transport="in-process", headers={}, principal=headers)
+        return await self.endpoint.call_tool(name, args, self.policy.of(request))
 
     async def call(self, headers: Mapping[str, str], name: str, args: Mapping[str, Any]) -> Any:
         """Call a catalog function in-process with the REST `headers`; the decoded body, RestError on 4xx/5xx."""
@@ -450,9 +433,12 @@ class Gateway:
             )
 
     def reference_app(self) -> ReferencePage:
-        """The reference page as an ASGI app (GET/HEAD), for mounting anywhere; rendered once, on first request."""
+        """The reference page as an ASGI app (GET/HEAD), for mounting anywhere: each requester sees its own view
+        (without credentials, an anonymous caller's), rendered once per view."""
         if self._reference is None:
-            self._reference = ReferencePage(lambda: reference_page(self))
+            self._reference = ReferencePage(
+                lambda caller, hidden: reference_page(self, caller, hidden), self.caller_of_scope
+            )
         return self._reference
 
     def metrics_app(self) -> MetricsPage:
@@ -510,10 +496,6 @@ class Gateway:
         if self.metrics_path is not None:
             routes.append(Route(self.metrics_path, self.metrics_app(), methods=["GET", "HEAD"]))
         return Starlette(routes=routes, lifespan=lifespan)
-
-
-#: Distinct callers' instructions kept (as many as the surface keeps views).
-_CACHED_INSTRUCTIONS = 64
 
 
 def _build_catalog(config: GatewayConfig) -> Catalog:

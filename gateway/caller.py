@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
 from gateway.errors import ConfigError
 
-__all__ = ["LOCAL_PEER", "Peer", "RequestInfo", "RestContext", "TrustedProxies", "serving"]
+__all__ = ["LOCAL_PEER", "Peer", "RequestInfo", "RestContext", "TrustedProxies"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,8 +147,3 @@ class RestContext:
         """A context from headers given as a mapping or as pairs."""
         pairs = headers.items() if isinstance(headers, Mapping) else headers
         return cls(headers=tuple((str(name), str(value)) for name, value in pairs), peer=peer)
-
-
-serving: ContextVar[RequestInfo | None] = ContextVar("gateway.serving", default=None)
-"""The MCP request being served over HTTP, for what the SDK builds without a request at hand (the server
-instructions in initialize and server/discover); None elsewhere (stdio, in-process calls)."""

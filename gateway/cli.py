@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
-import fnmatch
 import importlib
 import json
 import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
@@ -531,10 +529,10 @@ def _shared_options(options: argparse.Namespace) -> dict[str, Any]:
         from gateway.credentials import header_templates
 
         shared["auth"] = header_templates(options.auth_header)
-    if options.scope:
-        shared["scopes"] = _scope_map(options.scope)
-    if options.hide:
-        shared["visible"] = _hiding(options.hide)
+    if options.scope or options.hide:
+        from gateway.policy import Access
+
+        shared["access"] = Access(hide=tuple(options.hide), scopes=_scope_map(options.scope) if options.scope else None)
     if getattr(options, "max_running", None) is not None:  # serve's: the HTTP endpoint's admission gate
         from gateway.admission import Admission
 
@@ -559,26 +557,6 @@ def _scope_map(items: Sequence[str]) -> dict[str, list[str]]:
     return scopes
 
 
-def _hiding(patterns: Sequence[str]) -> Callable[[Any, Any], bool]:
-    """The `visible` rule of `--hide`: a function is visible unless a pattern names it."""
-    hidden = tuple(patterns)
-
-    def visible(caller: Any, function: Any) -> bool:
-        return not any(fnmatch.fnmatchcase(function.name, pattern) for pattern in hidden)
-
-    return visible
-
-
-def _check_hidden(gateway: Gateway, patterns: Sequence[str]) -> None:
-    """Refuse a `--hide` pattern that names no function: a typo would leave shown what was meant hidden."""
-    names = [function.name for function in gateway.catalog.functions()]
-    for pattern in patterns:
-        if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
-            close = difflib.get_close_matches(pattern, names, n=3)
-            hint = f"; closest: {', '.join(close)}" if close else "; `catalog search` finds the names"
-            raise GatewayConfigError(f"--hide {pattern!r} names no function{hint}")
-
-
 def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, bool]:
     """The gateway the options describe; True when it serves the bundled demo."""
     from gateway.app import Gateway
@@ -598,7 +576,6 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
             name=options.name or "demo-shop",
             **extra,
         )
-        _check_hidden(gateway, options.hide)
         return gateway, True
     if options.upstream and not options.spec:
         raise GatewayConfigError("--upstream needs --spec: the gateway reads the API's document from it")
@@ -617,7 +594,6 @@ def _build_gateway(options: argparse.Namespace, **extra: Any) -> tuple[Gateway, 
         instructions=options.instructions,
         **extra,
     )
-    _check_hidden(gateway, options.hide)
     return gateway, False
 
 

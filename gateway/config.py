@@ -17,13 +17,14 @@ from gateway.admission import Admission
 from gateway.caller import TrustedProxies
 from gateway.credentials import AuthFunc
 from gateway.errors import ConfigError
+from gateway.limits import Limits
+from gateway.policy import Access
 from gateway.prompts import Prompt
 from gateway.research import ResearchConfig
 from gateway.scripting import ScriptConfig
 from gateway.toolspec import ToolSpec
 from gateway.transports.upstream import shown_url
 from gateway.types import ErrorHook, ToolRunner
-from gateway.visibility import ScopeMap, VisibleHook
 
 if TYPE_CHECKING:
     from gateway.tasks import TaskConfig
@@ -93,8 +94,8 @@ class GatewayConfig:
     research: bool | ResearchConfig = False
     reference_path: str | None = None
     script: ScriptConfig | None = None
-    visible: VisibleHook | None = None
-    scopes: ScopeMap | None = None
+    access: Access = field(default_factory=Access)
+    limits: Limits = field(default_factory=Limits)
     tasks: TaskConfig | None = None
     progress_interval: float = 5.0
     prompts: tuple[Prompt, ...] = ()
@@ -159,6 +160,10 @@ class GatewayConfig:
                 )
         if self.admission is not None and not isinstance(self.admission, Admission):
             raise ConfigError(f"admission must be a gateway.Admission or None, got {self.admission!r}")
+        if not isinstance(self.access, Access):
+            raise ConfigError(f"access must be a gateway.Access, got {self.access!r}")
+        if not isinstance(self.limits, Limits):
+            raise ConfigError(f"limits must be a gateway.Limits, got {self.limits!r}")
         if not isinstance(self.research, ResearchConfig | bool):
             raise ConfigError(f"research must be True, False or a ResearchConfig, got {self.research!r}")
         object.__setattr__(self, "proxies", TrustedProxies.parse(self.trusted_proxies))

@@ -6,15 +6,25 @@ GatewayError
 ├── ToolError          a tool call failed in a way the agent can correct (isError result)
 │   ├── ArgumentError  arguments do not fit the function's input schema
 │   └── RestError      the REST API answered with an error status
-└── RequestError       a resources/*, prompts/* or completion/complete request names what does not exist
-                       (answered as JSON-RPC -32602 with the message and `data`)
+├── RequestError       a resources/*, prompts/* or completion/complete request names what does not exist
+│                      (answered as JSON-RPC -32602 with the message and `data`)
+└── LimitError         a budget of the caller policy is spent: names the limit and what to do
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["ArgumentError", "ConfigError", "CredentialError", "GatewayError", "RequestError", "RestError", "ToolError"]
+__all__ = [
+    "ArgumentError",
+    "ConfigError",
+    "CredentialError",
+    "GatewayError",
+    "LimitError",
+    "RequestError",
+    "RestError",
+    "ToolError",
+]
 
 
 class GatewayError(Exception):
@@ -63,3 +73,13 @@ class RequestError(GatewayError):
     def __init__(self, message: str, *, data: dict[str, object] | None = None) -> None:
         super().__init__(message)
         self.data = dict(data or {})
+
+
+class LimitError(GatewayError):
+    """A budget is spent (tasks running, batch elements, streams open): `limit` names the `Limits` field and
+    `value` its setting; the message says what to do."""
+
+    def __init__(self, message: str, *, limit: str, value: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.value = value

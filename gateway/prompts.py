@@ -26,6 +26,7 @@ from typing import Final, Literal
 
 from gateway._listing import PAGE_SIZE, Completion, complete, page
 from gateway.errors import ConfigError, RequestError
+from gateway.policy import CallerPolicy
 from gateway.toolspec import Content, TextContent
 
 __all__ = ["Prompt", "PromptArgument", "PromptSet", "Renderer", "Vocabulary"]
@@ -33,8 +34,9 @@ __all__ = ["Prompt", "PromptArgument", "PromptSet", "Renderer", "Vocabulary"]
 Vocabulary = Literal["modules", "functions", "terms"]
 """The catalog names an argument takes: its modules, its functions (`module.function`) or its terms."""
 
-Renderer = Callable[[Mapping[str, str]], "str | Sequence[Content]"]
-"""Makes a prompt's messages from its checked arguments: one text, or content blocks (each a user message)."""
+Renderer = Callable[[Mapping[str, str], CallerPolicy], "str | Sequence[Content]"]
+"""Makes a prompt's messages for a caller from its checked arguments: one text, or content blocks (each a user
+message)."""
 
 _VOCABULARIES: Final = ("modules", "functions", "terms")
 _NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -151,17 +153,17 @@ class _Served:
 class PromptSet:
     """The prompts of one endpoint: listed in pages, filled in with checked arguments, completed by prefix.
 
-    `vocabularies` gives the names of each `Vocabulary` (the catalog's modules, functions and terms; None takes
-    any value and completes nothing). `renderers`
-    replaces the template of a prompt by name with a function of its arguments (the built-in prompts' listings);
-    it may raise RequestError for values it cannot use.
+    `vocabularies` gives, for a caller, the names of each `Vocabulary` (the modules, functions and terms it sees;
+    None takes any value and completes nothing). `renderers` replaces the template of a prompt by name with a
+    function of its arguments and caller (the built-in prompts' listings); it may raise RequestError for values
+    it cannot use.
     """
 
     def __init__(
         self,
         prompts: Sequence[Prompt],
         *,
-        vocabularies: Mapping[str, Callable[[], Sequence[str] | None]] | None = None,
+        vocabularies: Mapping[str, Callable[[CallerPolicy], Sequence[str] | None]] | None = None,
         renderers: Mapping[str, Renderer] | None = None,
         page_size: int = PAGE_SIZE,
     ) -> None:
@@ -204,8 +206,11 @@ class PromptSet:
             )
         return served.prompt
 
-    def get(self, name: str, arguments: Mapping[str, str] | None) -> tuple[Prompt, tuple[Content, ...]]:
-        """The prompt `name` and its messages (user messages, one per block), made from `arguments` once checked.
+    def get(
+        self, name: str, arguments: Mapping[str, str] | None, caller: CallerPolicy
+    ) -> tuple[Prompt, tuple[Content, ...]]:
+        """The prompt `name` and its messages for `caller` (user messages, one per block), made from `arguments`
+        once checked.
 
         RequestError for an unknown prompt, a missing required argument, an argument the prompt does not take,
         or a value outside the names or choices the argument takes; each message says what to send instead.
@@ -231,13 +236,13 @@ class PromptSet:
                         data={"name": name, "argument": argument.name},
                     )
                 continue
-            self._check_value(prompt, argument, value)
+            self._check_value(prompt, argument, value, caller)
         served = self._prompts[name]
-        made = served.render(given) if served.render is not None else prompt.render(given)
+        made = served.render(given, caller) if served.render is not None else prompt.render(given)
         return prompt, (TextContent(text=made),) if isinstance(made, str) else tuple(made)
 
-    def _check_value(self, prompt: Prompt, argument: PromptArgument, value: str) -> None:
-        allowed = self._candidates(argument)
+    def _check_value(self, prompt: Prompt, argument: PromptArgument, value: str, caller: CallerPolicy) -> None:
+        allowed = self._candidates(argument, caller)
         if allowed is None or value in allowed:
             return
         what = argument.complete[:-1] if argument.complete is not None else "choice"
@@ -247,15 +252,16 @@ class PromptSet:
             data={"name": prompt.name, "argument": argument.name},
         )
 
-    def _candidates(self, argument: PromptArgument) -> Sequence[str] | None:
+    def _candidates(self, argument: PromptArgument, caller: CallerPolicy) -> Sequence[str] | None:
         if argument.choices:
             return argument.choices
         if argument.complete is not None:
-            return self._vocabularies[argument.complete]()
+            return self._vocabularies[argument.complete](caller)
         return None
 
-    def complete(self, name: str, argument_name: str, value: str) -> Completion:
-        """Values for the argument `argument_name` of prompt `name` that start with `value`; none for free text.
+    def complete(self, name: str, argument_name: str, value: str, caller: CallerPolicy) -> Completion:
+        """Values for `caller` for the argument `argument_name` of prompt `name` that start with `value`; none for
+        free text.
 
         RequestError for an unknown prompt or an argument it does not take.
         """
@@ -267,7 +273,7 @@ class PromptSet:
                 f"prompt {name!r} takes no argument {argument_name!r}; it takes {takes}",
                 data={"name": name, "argument": argument_name},
             )
-        return complete(self._candidates(argument) or (), value)
+        return complete(self._candidates(argument, caller) or (), value)
 
 
 def _closest(name: str, names: Sequence[str]) -> str:

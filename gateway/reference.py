@@ -23,7 +23,8 @@ import html
 import json
 import re
 import string
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,8 @@ from starlette.types import Receive, Scope, Send
 
 from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term
+from gateway.errors import CredentialError
+from gateway.policy import CallerPolicy
 from gateway.prompts import Prompt
 from gateway.resources import Resource, ResourceTemplate
 from gateway.toolspec import ToolSpec
@@ -85,14 +88,15 @@ def anchor(kind: str, name: str) -> str:
     return f"{kind}-" + "".join(char if char in _ID_CHARS else f"~{ord(char):x}~" for char in name)
 
 
-def reference_page(gateway: Gateway) -> str:
-    """The reference page of `gateway`: its name, instructions, tools and catalog."""
+def reference_page(gateway: Gateway, caller: CallerPolicy | None = None, hidden: frozenset[str] = frozenset()) -> str:
+    """The reference page of `gateway` as `caller` may see it (its functions, the instructions it gets, the tools
+    it is offered: not those in `hidden`), or whole for the operator (`caller` None)."""
     return render_reference(
-        catalog=gateway.catalog,
+        catalog=caller.catalog if caller is not None else gateway.catalog,
         name=gateway.name,
         version=gateway.version,
-        instructions=gateway.instructions,
-        tools=gateway.tools(),
+        instructions=caller.instructions if caller is not None else gateway.instructions,
+        tools=[spec for spec in gateway.tools() if spec.name not in hidden],
         resources=gateway.resources.resources(),
         templates=gateway.resources.templates(),
         prompts=gateway.prompts.prompts(),
@@ -406,27 +410,46 @@ def _block(lines: Sequence[str], end: int, header: str) -> range:
     return range(0)
 
 
-class ReferencePage:
-    """An ASGI app that answers GET and HEAD with the page, rendered once (in a worker thread) and gzipped once.
+#: Distinct callers' pages kept (each the page of one view and set of tools offered).
+_CACHED_PAGES = 16
 
-    Responses carry an ETag (If-None-Match gives 304), the page's Content-Security-Policy, and the gzip body when
-    the client accepts it.
+CallerOfScope = Callable[[Scope], Awaitable[CallerPolicy]]
+"""The caller policy of an HTTP request to the page: from its credentials, or an anonymous caller without any;
+CredentialError when it presents credentials that are refused."""
+
+
+class ReferencePage:
+    """An ASGI app that answers GET and HEAD with the page as the requester's caller policy shows it: rendered
+    once per distinct view (in a worker thread) and gzipped once.
+
+    Without credentials the page shows what an anonymous caller may see; credentials that are refused get 401 with
+    the challenge. Responses carry an ETag (If-None-Match gives 304), the page's Content-Security-Policy, and the
+    gzip body when the client accepts it; under per-caller views they are private to the requester.
     """
 
-    def __init__(self, render: Callable[[], str]) -> None:
+    def __init__(self, render: Callable[[CallerPolicy, frozenset[str]], str], caller_of: CallerOfScope) -> None:
         self._render = render
-        self._page: _Rendered | None = None
+        self._caller_of = caller_of
+        self._pages: OrderedDict[object, _Rendered] = OrderedDict()
         self._lock: anyio.Lock | None = None
 
-    async def rendered(self) -> _Rendered:
-        """The page's bytes, rendering them on first use."""
-        if self._page is None:
+    async def rendered(self, caller: CallerPolicy) -> _Rendered:
+        """The page's bytes for `caller`, rendering them on first use for its view."""
+        hidden = await caller.hidden_tools()
+        view = caller.view
+        key = (None if view.complete else view.names, hidden)
+        page = self._pages.get(key)
+        if page is None:
             if self._lock is None:
                 self._lock = anyio.Lock()
             async with self._lock:
-                if self._page is None:
-                    self._page = await anyio.to_thread.run_sync(lambda: _Rendered(self._render()))
-        return self._page
+                page = self._pages.get(key)
+                if page is None:
+                    page = await anyio.to_thread.run_sync(lambda: _Rendered(self._render(caller, hidden)))
+                    self._pages[key] = page
+                    while len(self._pages) > _CACHED_PAGES:
+                        self._pages.popitem(last=False)
+        return page
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -434,12 +457,23 @@ class ReferencePage:
         if scope["method"] not in ("GET", "HEAD"):
             await _respond(send, 405, [(b"allow", b"GET, HEAD")], b"")
             return
-        page = await self.rendered()
+        try:
+            caller = await self._caller_of(scope)
+        except CredentialError as error:
+            # RFC 6750 §3: refused credentials get the challenge, never a page.
+            challenge = [(b"www-authenticate", error.www_authenticate.encode("latin-1"))]
+            await _respond(
+                send, 401, [*challenge, (b"content-type", b"text/plain; charset=utf-8")], str(error).encode()
+            )
+            return
+        page = await self.rendered(caller)
         headers = dict(scope.get("headers") or [])
+        per_caller = caller.policy.visibility.active
         common = [
             (b"etag", page.etag),
-            (b"cache-control", b"no-cache"),
-            (b"vary", b"accept-encoding"),
+            # A page that depends on the credentials is the requester's alone: no shared cache keeps it.
+            (b"cache-control", b"private, no-cache" if per_caller else b"no-cache"),
+            (b"vary", b"accept-encoding, authorization" if per_caller else b"accept-encoding"),
         ]
         if page.etag in [tag.strip() for tag in headers.get(b"if-none-match", b"").split(b",")]:
             await _respond(send, 304, common, b"")

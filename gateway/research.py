@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NotRequired, TypedDict
@@ -32,6 +32,7 @@ from gateway._research_fit import check_record, effective_schema, field_at, reco
 from gateway.caller import RequestInfo
 from gateway.dispatcher import Dispatcher, decode_body
 from gateway.errors import ArgumentError, ConfigError, ToolError
+from gateway.policy import CallerPolicy
 from gateway.reference import anchor
 from gateway.results import cap_text, response_result
 from gateway.tools import read_only_spec
@@ -166,20 +167,16 @@ def research_tools(
     *,
     max_output_bytes: int,
     reference_path: str | None = None,
-    catalog_for: Callable[[RequestInfo], Catalog] | None = None,
 ) -> list[tuple[ToolSpec, ToolRunner]]:
     """The `search` and `fetch` tools with their runners; ConfigError when a DataSource does not fit the catalog.
 
     The input schemas are OpenAI's (one required string each, no other properties named). Every answer is one
     text content item of JSON; failures (unknown id, REST error) are error results the agent can act on.
-    `catalog_for(request)` gives each caller's own catalog under a per-caller surface: search finds, and fetch
-    knows, only its functions and terms, and a DataSource's functions answer only callers who may call them.
+    Each caller's policy decides what it finds: search finds, and fetch knows, only its own functions and terms,
+    and a DataSource's functions answer only callers who see them.
     """
-    seen = catalog_for or (lambda request: catalog)
     if config.data is None:
-        research: _CatalogResearch | _DataResearch = _CatalogResearch(
-            catalog, config, max_output_bytes, reference_path, catalog_for=seen
-        )
+        research: _CatalogResearch | _DataResearch = _CatalogResearch(catalog, config, max_output_bytes, reference_path)
         # Promise a url only where there is a page to cite: a configured one, or the page served over HTTP.
         cited = config.reference_url is not None or reference_path is not None
         search_text = (
@@ -197,7 +194,7 @@ def research_tools(
         titles = ("Search the API reference", "Fetch a reference entry")
         open_world = False
     else:
-        data = _DataResearch(catalog, dispatcher, rest_context, config, config.data, max_output_bytes, catalog_for=seen)
+        data = _DataResearch(catalog, dispatcher, rest_context, config, config.data, max_output_bytes)
         research = data
         what = config.data.description.strip() or data.search_function.summary or data.search_function.name
         linked = config.data.url_field is not None or config.data.url_template is not None
@@ -243,10 +240,7 @@ class _CatalogResearch:
         config: ResearchConfig,
         max_output_bytes: int,
         reference_path: str | None = None,
-        *,
-        catalog_for: Callable[[RequestInfo], Catalog],
     ) -> None:
-        self.catalog_for = catalog_for
         self.reference_url = config.reference_url
         self.reference_path = reference_path
         self.max_results = config.max_results
@@ -287,12 +281,13 @@ class _CatalogResearch:
         title = f"{term.name} — {term.description}" if described else term.name
         return self._hit(TERM_PREFIX + term.name, _title(title), anchor("term", term.name), page)
 
-    async def search(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    async def search(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         """Exact term matches first, then the ranked functions, then the other matching terms."""
         query = str(args["query"]).strip()
         if not query:
             return _json_result({"results": []})
-        catalog = self.catalog_for(request)
+        request = caller.request
+        catalog = caller.catalog
         try:
             functions = search(catalog, query, limit=self.max_results).functions
         except ValueError as error:  # a query longer than the catalog search reads
@@ -329,11 +324,11 @@ class _CatalogResearch:
         scored.sort(key=lambda item: item[:3])
         return exact, [item[3] for item in scored[: max(_MAX_TERMS - len(exact), 0)]]
 
-    async def fetch(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    async def fetch(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         """The describe_function / explain_term text of one entry; ToolError naming the id forms when unknown."""
         id_ = str(args["id"]).strip()
-        page = self._page(request)
-        catalog = self.catalog_for(request)
+        page = self._page(caller.request)
+        catalog = caller.catalog
         if id_.startswith(FUNCTION_PREFIX):
             name = id_.removeprefix(FUNCTION_PREFIX)
             try:
@@ -410,10 +405,7 @@ class _DataResearch:
         config: ResearchConfig,
         source: DataSource,
         max_output_bytes: int,
-        *,
-        catalog_for: Callable[[RequestInfo], Catalog],
     ) -> None:
-        self.catalog_for = catalog_for
         self.dispatcher = dispatcher
         self.rest_context = rest_context
         self.source = source
@@ -440,15 +432,11 @@ class _DataResearch:
         fields["text_field"] = source.text_field
         check_record(self.fetch_function, self.fetch_function.output_schema(), fields)
 
-    async def _call(self, function: Function, args: Mapping[str, Any], request: RequestInfo) -> Any:
+    async def _call(self, function: Function, args: Mapping[str, Any], caller: CallerPolicy) -> Any:
         """The decoded answer; an error ToolResult (status, hint, body) raised as ToolError on a REST error."""
-        seen = self.catalog_for(request)
-        if seen is not self.dispatcher.catalog:
-            try:
-                seen.function(function.name)
-            except UnknownNameError:  # off this caller's surface: call_function would not call it either
-                raise ToolError("search and fetch answer no records with this caller's access") from None
-        outcome = await self.dispatcher.call(function, args, await self.rest_context(request))
+        if not caller.sees(function):  # call_function would not call it for this caller either
+            raise ToolError("search and fetch answer no records with this caller's access")
+        outcome = await self.dispatcher.call(function, args, await self.rest_context(caller.request))
         if outcome.response is None:
             return outcome.value
         if outcome.response.status >= 400:
@@ -456,13 +444,13 @@ class _DataResearch:
             raise ToolError("\n".join(failed.texts))
         return decode_body(outcome.response, function=function)
 
-    async def search(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    async def search(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         """Up to `max_results` records the search function finds for the query, as {id, title, url}."""
         query = str(args["query"]).strip()
         if not query:
             return _json_result({"results": []})
         answer = await self._call(
-            self.search_function, {**self.source.search_args, self.source.query_arg: query}, request
+            self.search_function, {**self.source.search_args, self.source.query_arg: query}, caller
         )
         records = field_at(answer, self.items) if self.items else answer
         if not isinstance(records, list):
@@ -485,10 +473,10 @@ class _DataResearch:
                 break
         return _json_result({"results": hits})
 
-    async def fetch(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    async def fetch(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         """One record's text (the text field, or the record as JSON) with its title and URL."""
         id_ = str(args["id"]).strip()
-        answer = await self._call(self.fetch_function, {self.source.id_arg: self._id_value(id_)}, request)
+        answer = await self._call(self.fetch_function, {self.source.id_arg: self._id_value(id_)}, caller)
         text_value = field_at(answer, self.source.text_field) if self.source.text_field else answer
         text = (
             text_value

@@ -16,8 +16,8 @@ from typing import Final
 from urllib.parse import quote, unquote
 
 from gateway._listing import PAGE_SIZE, Completion, complete, page
-from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, RequestError
+from gateway.policy import CallerPolicy
 
 __all__ = [
     "Resource",
@@ -69,9 +69,9 @@ def _check_uri(uri: str) -> None:
 
 @dataclass(frozen=True, kw_only=True)
 class Resource(ResourceEntry):
-    """A fixed resource: `read(request)` gives its text (str) or bytes."""
+    """A fixed resource: `read(caller)` gives its text (str) or bytes, as the caller may see it."""
 
-    read: Callable[[RequestInfo], Awaitable[str | bytes]] = field(repr=False)
+    read: Callable[[CallerPolicy], Awaitable[str | bytes]] = field(repr=False)
 
     def __post_init__(self) -> None:
         _check_uri(self.uri)
@@ -79,10 +79,11 @@ class Resource(ResourceEntry):
 
 @dataclass(frozen=True, kw_only=True)
 class ResourceTemplate:
-    """URIs of one shape: `read(values, request)` reads the one `values` (the variables, decoded) name.
+    """URIs of one shape: `read(values, caller)` reads the one `values` (the variables, decoded) name.
 
-    `read` raises `RequestError` for values that name nothing. `complete` maps variables to the candidates
-    completion/complete offers for them (by prefix); `entries` lists the instances resources/list shows.
+    `read` raises `RequestError` for values that name nothing (or nothing the caller sees). `complete` maps
+    variables to the candidates completion/complete offers a caller for them (by prefix); `entries` lists the
+    instances resources/list shows a caller.
     """
 
     uri_template: str
@@ -90,9 +91,9 @@ class ResourceTemplate:
     title: str
     description: str
     mime_type: str
-    read: Callable[[Mapping[str, str], RequestInfo], Awaitable[str | bytes]] = field(repr=False)
-    complete: Mapping[str, Callable[[], Sequence[str]]] = field(default_factory=dict, repr=False)
-    entries: Callable[[], Sequence[ResourceEntry]] | None = field(default=None, repr=False)
+    read: Callable[[Mapping[str, str], CallerPolicy], Awaitable[str | bytes]] = field(repr=False)
+    complete: Mapping[str, Callable[[CallerPolicy], Sequence[str]]] = field(default_factory=dict, repr=False)
+    entries: Callable[[CallerPolicy], Sequence[ResourceEntry]] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         variables = self.variables
@@ -158,7 +159,6 @@ class ResourceSet:
                 raise ConfigError(f"resource template {template.uri_template!r} is given twice")
             self._templates[template.uri_template] = template
         self.page_size = page_size
-        self._entries: tuple[ResourceEntry, ...] | None = None
 
     def resources(self) -> tuple[Resource, ...]:
         """The fixed resources, in order."""
@@ -168,34 +168,34 @@ class ResourceSet:
         """The resource templates, in order."""
         return tuple(self._templates.values())
 
-    def entries(self) -> tuple[ResourceEntry, ...]:
-        """Everything resources/list shows, in order: the fixed resources, then each template's instances."""
-        if self._entries is None:
-            listed: list[ResourceEntry] = list(self._resources.values())
-            for template in self._templates.values():
-                if template.entries is not None:
-                    listed.extend(template.entries())
-            self._entries = tuple(listed)
-        return self._entries
+    def entries(self, caller: CallerPolicy) -> tuple[ResourceEntry, ...]:
+        """Everything resources/list shows `caller`, in order: the fixed resources, then each template's instances."""
+        listed: list[ResourceEntry] = list(self._resources.values())
+        for template in self._templates.values():
+            if template.entries is not None:
+                listed.extend(template.entries(caller))
+        return tuple(listed)
 
-    def list_page(self, cursor: str | None) -> tuple[Sequence[ResourceEntry], str | None]:
-        """One page of `entries()` and the next page's cursor; RequestError for a cursor this set did not give."""
-        return page(self.entries(), cursor, self.page_size)
+    def list_page(self, cursor: str | None, caller: CallerPolicy) -> tuple[Sequence[ResourceEntry], str | None]:
+        """One page of `entries(caller)` and the next page's cursor; RequestError for a cursor this set did not
+        give."""
+        return page(self.entries(caller), cursor, self.page_size)
 
     def templates_page(self, cursor: str | None) -> tuple[Sequence[ResourceTemplate], str | None]:
         """One page of the templates and the next page's cursor."""
         return page(self.templates(), cursor, self.page_size)
 
-    async def read(self, uri: str, request: RequestInfo) -> ResourceContents:
-        """The contents of `uri`: a fixed resource, else the first template that names it; RequestError if none."""
+    async def read(self, uri: str, caller: CallerPolicy) -> ResourceContents:
+        """The contents of `uri` for `caller`: a fixed resource, else the first template that names it;
+        RequestError if none."""
         resource = self._resources.get(uri)
         if resource is not None:
-            return _contents(uri, resource.mime_type, await resource.read(request))
+            return _contents(uri, resource.mime_type, await resource.read(caller))
         for template in self._templates.values():
             values = template.match(uri)
             if values is not None:
                 try:
-                    body = await template.read(values, request)
+                    body = await template.read(values, caller)
                 except RequestError as error:
                     raise RequestError(str(error), data={"uri": uri, **error.data}) from None
                 return _contents(uri, template.mime_type, body)
@@ -206,8 +206,8 @@ class ResourceSet:
             data={"uri": uri},
         )
 
-    def complete(self, uri_template: str, variable: str, value: str) -> Completion:
-        """Candidates for `variable` of the template `uri_template` that start with `value`.
+    def complete(self, uri_template: str, variable: str, value: str, caller: CallerPolicy) -> Completion:
+        """Candidates for `caller` for `variable` of the template `uri_template` that start with `value`.
 
         RequestError for a template this set does not have or a variable it does not name; a variable without
         candidates completes to nothing.
@@ -225,7 +225,7 @@ class ResourceSet:
                 data={"uri": uri_template, "argument": variable},
             )
         candidates = template.complete.get(variable)
-        return complete(candidates() if candidates is not None else (), value)
+        return complete(candidates(caller) if candidates is not None else (), value)
 
 
 def _contents(uri: str, mime_type: str, body: str | bytes) -> ResourceContents:

@@ -1,32 +1,29 @@
 """The run_script tool: a short JavaScript program that chains catalog calls, run in the sandbox.
 
 Every run first calls the whoami function with the caller's credentials, so a caller the API does not accept
-never takes a script slot, then asks the operator's `allow` hook. Each caller runs one script at a time: a caller
-is the hash of its bearer token, claimed before the whoami call, or, without a token (stdio, in-process), the
-hash of its whoami answer. The script's calls go through the gateway's Dispatcher with the caller's REST
-headers, so validation, auth and timeouts are the same as call_function's; the sandbox never sees credentials.
+never takes a script slot, then asks the caller policy whether scripts are the caller's (the operator's `allow`
+hook). The policy bounds how many scripts one caller runs at once (`Limits.scripts_per_caller`, claimed before
+the whoami call). The script's `api` object lists the caller's own functions only, and its calls go through the
+gateway's Dispatcher with the caller's REST headers, so visibility, validation, auth and timeouts are the same as
+call_function's; the sandbox never sees credentials.
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import json
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from catalog.errors import UnknownNameError, shown
 from catalog.model import Function
-from gateway.caller import RequestInfo, RestContext
+from gateway.caller import RestContext
 from gateway.dispatcher import Dispatcher, decode_body
-from gateway.errors import ConfigError, RestError, ToolError
+from gateway.errors import ConfigError, LimitError, RestError, ToolError
 from gateway.observability import observe_script
+from gateway.policy import CallerPolicy, ScriptRules
 from gateway.progress import report as report_progress
 from gateway.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.types import ErrorHook, RestContextFor
-from gateway.visibility import Surface, View
 from sandbox import CallError, Sandbox, ScriptFailure, ScriptLimits, ScriptResult
 from sandbox.errors import BusyError, SourceError
 from sandbox.language import LANGUAGE
@@ -75,11 +72,9 @@ class ScriptTool:
         whoami: str,
         max_output_bytes: int,
         on_error: ErrorHook | None = None,
-        surface: Surface | None = None,
     ) -> None:
         self.config = config
         self.dispatcher = dispatcher
-        self.surface = surface if surface is not None else Surface(dispatcher.catalog)
         self.rest_context = rest_context
         self.on_error = on_error
         self.max_output_bytes = max_output_bytes
@@ -92,7 +87,8 @@ class ScriptTool:
         self.limits = replace(limits, max_result_bytes=result_cap)
         self.sandbox = Sandbox([function.name for function in dispatcher.catalog.functions()], self.limits)
         self.spec = _spec(config, self.limits)
-        self._running: set[str] = set()
+        #: What the caller policy needs to know of scripts: the tool, writes, and the `allow` hook.
+        self.rules = ScriptRules(tool=TOOL_NAME, allow_writes=config.allow_writes, allow=config.allow)
 
     async def start(self) -> None:
         """Warm the sandbox's worker processes."""
@@ -102,41 +98,29 @@ class ScriptTool:
         """Stop the sandbox's worker processes."""
         await self.sandbox.aclose()
 
-    async def __call__(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
-        """Run the script in `args["code"]` for the caller of `request`."""
-        context = await self.rest_context(request)
-        token = request.bearer_token
-        with self._caller(_key("token", token) if token else None):
-            me = await self._whoami(context)
-            with self._caller(None if token else _key("whoami", json.dumps(me, sort_keys=True, default=str))):
-                if not await self._allowed(me):
-                    raise ToolError(
-                        "run_script is not enabled for this caller; use call_function for each call instead"
-                    )
-                try:
-                    calls = self._caller_for(context, self.surface.view(request))
-                    result = await self.sandbox.run(args["code"], calls, report=self._report)
-                except (SourceError, BusyError) as error:
-                    raise ToolError(str(error)) from None
+    async def __call__(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
+        """Run the script in `args["code"]` for `caller`."""
+        context = await self.rest_context(caller.request)
+        try:
+            lease = caller.run_script()
+        except LimitError as error:
+            raise ToolError(str(error)) from None
+        with lease:
+            await caller.identity()  # a caller the API does not accept is refused here, with whoami's answer
+            if not await caller.may_run_scripts():
+                raise ToolError("run_script is not enabled for this caller; use call_function for each call instead")
+            functions = caller.function_names if caller.policy.visibility.active else None
+            try:
+                calls = self._caller_for(context, caller)
+                result = await self.sandbox.run(args["code"], calls, report=self._report, functions=functions)
+            except (SourceError, BusyError) as error:
+                raise ToolError(str(error)) from None
         observe_script(result)
         return render(result, self.max_output_bytes)
 
-    @contextmanager
-    def _caller(self, key: str | None) -> Iterator[None]:
-        """Claim `key` for the run (nothing when None); ToolError when that caller already runs a script."""
-        if key is None:
-            yield
-            return
-        if key in self._running:
-            raise ToolError(
-                "you already have a script running; each caller runs one script at a time, so wait for its "
-                "result and then run the next"
-            )
-        self._running.add(key)
-        try:
-            yield
-        finally:
-            self._running.discard(key)
+    async def identify(self, caller: CallerPolicy) -> Any:
+        """The caller's whoami answer, for the caller policy; ToolError saying what to fix when whoami fails."""
+        return await self._whoami(await self.rest_context(caller.request))
 
     async def _whoami(self, context: RestContext) -> Any:
         name = self.whoami.name
@@ -151,48 +135,20 @@ class ScriptTool:
         except ToolError as error:
             raise ToolError(f"run_script could not check who is calling ({name} failed: {error})") from None
 
-    async def offered_to(self, request: RequestInfo) -> bool:
-        """Whether run_script is offered to the caller of `request`: the `allow` hook (after whoami) says yes.
-
-        Without a hook every caller is offered it; a caller whoami refuses is not (its run would fail).
-        """
-        if self.config.allow is None:
-            return True
-        try:
-            me = await self._whoami(await self.rest_context(request))
-        except ToolError:
-            return False
-        return await self._allowed(me)
-
-    async def _allowed(self, me: Any) -> bool:
-        allow = self.config.allow
-        if allow is None:
-            return True
-        verdict = allow(me)
-        if inspect.isawaitable(verdict):
-            verdict = await verdict
-        return verdict is True
-
-    def _caller_for(self, context: RestContext, view: View) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
-        """The sandbox's function caller: the Dispatcher with this context, read-only unless writes are allowed,
-        reaching only the functions of the caller's `view` (others are unknown)."""
+    def _caller_for(
+        self, context: RestContext, caller: CallerPolicy
+    ) -> Callable[[str, dict[str, Any]], Awaitable[Any]]:
+        """The sandbox's function caller: the Dispatcher with this context, reaching only the caller's functions
+        (others are unknown, and no suggestion names a hidden one), writes only where the policy allows them."""
 
         async def call(name: str, args: dict[str, Any]) -> Any:
             try:
-                # A function off the caller's view is unknown to it, and no suggestion names a hidden one.
-                function = self.dispatcher.function(name) if view.complete else view.catalog.function(name)
+                function = caller.function(name)
             except ToolError as error:
                 raise CallError(str(error)) from None
-            except UnknownNameError as error:
-                hint = f" Did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
-                raise CallError(
-                    f"Unknown function {shown(name)}.{hint} Call search_functions to find functions."
-                ) from None
-            if not function.read_only and not self.config.allow_writes:
-                raise CallError(
-                    f"{name} changes data, and scripts on this server may only call read-only functions; "
-                    "call it with call_function instead"
-                )
+            refusal = caller.script_refusal(function)
+            if refusal is not None:
+                raise CallError(refusal)
             try:
                 return await _call(self.dispatcher, function, args, context)
             finally:
@@ -222,10 +178,6 @@ async def _call(dispatcher: Dispatcher, function: Function, args: dict[str, Any]
             "call it with call_function instead"
         )
     return body
-
-
-def _key(kind: str, value: str) -> str:
-    return f"{kind}:{hashlib.sha256(value.encode('utf-8', 'replace')).hexdigest()}"
 
 
 def _spec(config: ScriptConfig, limits: ScriptLimits) -> ToolSpec:

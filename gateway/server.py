@@ -13,17 +13,19 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 import jsonschema
 
 from catalog.errors import shown
+from catalog.model import Catalog
 from gateway._quick_check import quick_check
 from gateway.arguments import argument_problems, oversized
-from gateway.caller import RequestInfo, serving
+from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
 from gateway.observability import Observer
+from gateway.policy import CallerPolicy, Policy, serving
 from gateway.progress import reporting
 from gateway.prompts import PromptSet
 from gateway.resources import ResourceSet
@@ -38,28 +40,26 @@ if TYPE_CHECKING:
 
     from gateway.streamable_http import StreamableHttpApp
 
-__all__ = ["HiddenTools", "McpEndpoint", "wire_result"]
+__all__ = ["McpEndpoint", "wire_result"]
 
 logger = logging.getLogger(__name__)
 
-_STDIO = RequestInfo(transport="stdio")
-
-HiddenTools = Callable[[RequestInfo], Awaitable[Collection[str]]]
-"""The names of the tools a request's caller may not see (and so cannot call); see `gateway.visibility`."""
-
-HidesTool = Callable[[str, RequestInfo], Awaitable[bool]]
-"""Whether one tool is hidden from a request's caller: what a call checks, cheaper than the whole list."""
+_STDIO: Final = RequestInfo(transport="stdio")
+#: The catalog of an endpoint that serves no catalog (its policy then governs tools and budgets alone).
+_NO_CATALOG: Final = Catalog(title="", version="", description="", modules=(), terms=())
 
 
 class McpEndpoint:
     """An MCP server with a fixed list of tools; serve it with `http_app()` or `gateway.stdio.run_stdio`.
 
-    `handle(name, args, request)` runs every call, after the arguments were checked against the tool's
+    `handle(name, args, caller)` runs every call, after the arguments were checked against the tool's
     input schema (unless `validate_arguments` is False, or the tool is one of `handler_validates`, whose
     handler checks them itself in the same words). A `ToolError` it raises becomes a failed result
     carrying its message; any other exception is logged, passed to `on_error`, and answered with a generic
     internal error, and the server goes on serving. `authenticate`, when given, checks each HTTP request's
-    headers before the MCP layer sees it (see `gateway.tooling.Authenticator`). `resources` and `prompts`, when
+    headers before the MCP layer sees it (see `gateway.types.Authenticator`). `policy` answers, for each request's
+    caller, which tools it is offered, the instructions it gets and what it may start (by default: everything,
+    with the default limits); the handlers get that `CallerPolicy`. `resources` and `prompts`, when
     given, are served too (with completion/complete for their template variables and arguments). `observer` logs,
     counts and traces each call (see `gateway.observability`; by default, a log line on `gateway.calls`).
 
@@ -78,13 +78,11 @@ class McpEndpoint:
         on_error: ErrorHook | None = None,
         validate_arguments: bool = True,
         handler_validates: Collection[str] = (),
-        hidden_tools: HiddenTools | None = None,
-        hides_tool: HidesTool | None = None,
+        policy: Policy | None = None,
         progress_interval: float = 5.0,
         resources: ResourceSet | None = None,
         prompts: PromptSet | None = None,
         observer: Observer | None = None,
-        instructions_of: Callable[[RequestInfo], str] | None = None,
     ) -> None:
         if not name.strip():
             raise ConfigError("the server name must not be empty; clients show it to people")
@@ -100,11 +98,12 @@ class McpEndpoint:
         self.name = name
         self.version = version
         self.instructions = instructions or None
-        self._instructions_of = instructions_of
         self.authenticate = authenticate
         self._handle = handle
-        self._hidden_tools = hidden_tools
-        self._hides_tool = hides_tool
+        #: The caller policy every request of this endpoint is answered under.
+        self.policy = policy if policy is not None else Policy(_NO_CATALOG)
+        #: The one caller of a stdio process, and of the SDK's requests without an HTTP request.
+        self._stdio = self.policy.of(_STDIO)
         #: Seconds between the "still working" progress notifications of a call whose client asked for progress.
         self.progress_interval = progress_interval
         self._on_error = on_error
@@ -136,7 +135,7 @@ class McpEndpoint:
 
         server_class: Any = Server
         extra: dict[str, Any] = {}
-        if self._instructions_of is not None:
+        if self.policy.visibility.active:
             server_class, extra = _sdk.PerRequestInstructions, {"choose": self._instructions_now}
         return server_class(  # type: ignore[no-any-return]
             self.name,
@@ -146,15 +145,23 @@ class McpEndpoint:
             on_call_tool=self._on_call_tool,
             # Lets the 2026-07-28 Mcp-Param-* header check find a schema without running tools/list per call.
             get_tool_input_schema=self._input_schema,
-            **surface_handlers(self.resources, self.prompts, _info_of),
+            **surface_handlers(self.resources, self.prompts, self.caller_of),
             **extra,
         )
 
     def _instructions_now(self) -> str | None:
-        """The instructions for the request being served (over stdio, the one caller of the process)."""
-        if self._instructions_of is None:
-            return self.instructions
-        return self._instructions_of(serving.get() or _STDIO) or None
+        """The instructions for the request being served (over stdio, the one caller of the process): the caller's
+        own modules under a per-caller view."""
+        caller = serving.get() or self._stdio
+        return caller.instructions or None
+
+    def caller_of(self, ctx: ServerRequestContext[Any]) -> CallerPolicy:
+        """The caller policy of an SDK request: the one the HTTP transport built for it, else stdio's."""
+        from gateway.streamable_http import caller_policy
+
+        if ctx.request is None:
+            return self._stdio
+        return caller_policy(ctx.request, self.policy)
 
     @functools.cached_property
     def _wire_tools(self) -> list[types.Tool]:
@@ -184,35 +191,30 @@ class McpEndpoint:
 
         return StreamableHttpApp(self, security=security or TransportSecurity(), max_body_bytes=max_body_bytes)
 
-    async def call_tool(self, name: str, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
+    async def call_tool(self, name: str, args: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
         """Run one tool as the transports do and return what a client gets; `ToolError` for an unknown name.
 
         Use it to offer the same tools to an agent embedded in the host: the arguments are validated, a
         handler failure becomes a failed result, and the result is checked against the tool's contract.
         """
-        spec = self._specs.get(name) if not await self._hidden(name, request) else None
+        spec = self._specs.get(name) if not await caller.hides_tool(name) else None
         if spec is None:
-            hidden = await self._hidden_tools(request) if self._hidden_tools is not None else ()
+            hidden = await caller.hidden_tools()
             shown_tools = [tool for tool in self._specs if tool not in hidden]
             raise ToolError(f"unknown tool {shown(name)}; the tools are {', '.join(shown_tools) or 'none'}")
-        return await self._run(spec, args, request)
+        return await self._run(spec, args, caller)
 
-    async def offers(self, name: str, request: RequestInfo) -> bool:
-        """Whether the caller of `request` is offered tool `name` (it exists and is not hidden from it)."""
-        return name in self._specs and not await self._hidden(name, request)
+    async def offers(self, name: str, caller: CallerPolicy) -> bool:
+        """Whether `caller` is offered tool `name` (it exists and is not hidden from it)."""
+        return name in self._specs and not await caller.hides_tool(name)
 
-    async def _hidden(self, name: str, request: RequestInfo) -> bool:
-        if self._hides_tool is not None:
-            return await self._hides_tool(name, request)
-        return self._hidden_tools is not None and name in await self._hidden_tools(request)
-
-    async def _run(self, spec: ToolSpec, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
-        with self._observer.tool_call(spec.name, request) as observed:
-            result = await self._call_tool(spec, args, request)
+    async def _run(self, spec: ToolSpec, args: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
+        with self._observer.tool_call(spec.name, caller.request) as observed:
+            result = await self._call_tool(spec, args, caller)
             observed.result(result.is_error)
             return result
 
-    async def _call_tool(self, spec: ToolSpec, args: Mapping[str, Any], request: RequestInfo) -> ToolResult:
+    async def _call_tool(self, spec: ToolSpec, args: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
         name = spec.name
         arguments = dict(args)
         too_big = oversized(arguments)
@@ -223,7 +225,7 @@ class McpEndpoint:
             if problems:
                 listing = "; ".join(problems)
                 return ToolResult.error(f"Invalid arguments for {name}: {listing}. Fix them and call {name} again.")
-            result = await self._handle(name, arguments, request)
+            result = await self._handle(name, arguments, caller)
         except ToolError as error:
             return ToolResult.error(str(error))
         except Exception as error:
@@ -264,9 +266,8 @@ class McpEndpoint:
     ) -> types.ListToolsResult:
         import mcp_types as types
 
-        if self._hidden_tools is not None:
-            info = _info_of(ctx)
-            hidden = await self._hidden_tools(info)
+        if self.policy.varies:
+            hidden = await self.caller_of(ctx).hidden_tools()
             if hidden:
                 return types.ListToolsResult(tools=[tool for tool in self._wire_tools if tool.name not in hidden])
         return types.ListToolsResult(tools=self._wire_tools)
@@ -274,19 +275,19 @@ class McpEndpoint:
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        info = _info_of(ctx)
+        caller = self.caller_of(ctx)
         meta = ctx.meta or {}
         if meta.get("progress_token", meta.get("progressToken")) is None:
-            return _wire_result(await self.answer_call(params.name, params.arguments or {}, info))
+            return _wire_result(await self.answer_call(params.name, params.arguments or {}, caller))
         # The client asked for progress: the SDK's reporter sends it against the request's token.
         async with reporting(ctx.session.report_progress, interval=self.progress_interval, what=params.name):
-            result = await self.answer_call(params.name, params.arguments or {}, info)
+            result = await self.answer_call(params.name, params.arguments or {}, caller)
         return _wire_result(result)
 
-    async def answer_call(self, name: str, arguments: Mapping[str, Any], request: RequestInfo) -> ToolResult:
+    async def answer_call(self, name: str, arguments: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
         """What a `tools/call` answers on every path (the SDK's handler and the HTTP transport's lean path):
         `MCPError` (-32602) for an unknown tool, or one hidden from this caller, else the tool's result."""
-        if name not in self._specs or await self._hidden(name, request):
+        if name not in self._specs or (self.policy.varies and await caller.hides_tool(name)):
             # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602). A tool
             # hidden from this caller is unknown to it, in the same words.
             import mcp_types as types
@@ -296,18 +297,12 @@ class McpEndpoint:
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {shown(name)}; call tools/list for the tools this server has",
             )
-        return await self._run(self._specs[name], arguments, request)
+        return await self._run(self._specs[name], arguments, caller)
 
 
 def wire_result(result: ToolResult) -> types.CallToolResult:
     """The MCP `CallToolResult` of a tool's result."""
     return _wire_result(result)
-
-
-def _info_of(ctx: ServerRequestContext[Any]) -> RequestInfo:
-    from gateway.streamable_http import request_info
-
-    return request_info(ctx.request) if ctx.request is not None else _STDIO
 
 
 def _wire_tool(spec: ToolSpec) -> types.Tool:

@@ -28,19 +28,29 @@ from starlette.types import Message, Receive, Scope, Send
 
 from gateway import _sdk
 from gateway._jsonrpc import BATCH_VERSIONS, Envelope, batch_refusal, envelope_of, invalid_request, too_large
-from gateway.caller import Peer, RequestInfo, serving
+from gateway.caller import Peer, RequestInfo
 from gateway.errors import ConfigError, CredentialError
+from gateway.limits import option_name
+from gateway.policy import CallerPolicy, Policy, serving
 from gateway.transport_security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, TransportSecurity
 
 if TYPE_CHECKING:
     from gateway.server import McpEndpoint
     from gateway.toolspec import ToolResult
 
-__all__ = ["LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "StreamableHttpApp", "TransportSecurity", "request_info"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "LOOPBACK_ORIGINS",
+    "StreamableHttpApp",
+    "TransportSecurity",
+    "caller_policy",
+    "request_info",
+]
 
 logger = logging.getLogger(__name__)
 
 _REQUEST_INFO: Final = "gateway.request_info"
+_CALLER: Final = "gateway.caller_policy"
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -79,6 +89,16 @@ def request_info(request: object) -> RequestInfo:
         headers = _headers(request.scope)
         return RequestInfo(transport="http", headers=headers, peer=Peer.from_scope(request.scope, headers.get("host")))
     return RequestInfo(transport="stdio")
+
+
+def caller_policy(request: object, policy: Policy) -> CallerPolicy:
+    """The caller policy the transport built for an SDK request context's HTTP request (built now from the
+    request when the transport did not)."""
+    if isinstance(request, Request):
+        found = request.scope.get(_CALLER)
+        if isinstance(found, CallerPolicy) and found.policy is policy:
+            return found
+    return policy.of(request_info(request))
 
 
 async def _reject(send: Send, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
@@ -255,9 +275,11 @@ class StreamableHttpApp:
                 await _reject(send, 500, "internal error while checking credentials; the server logged it")
                 return
         info = RequestInfo(transport="http", headers=headers, principal=principal, peer=Peer.from_scope(scope, host))
-        token = serving.set(info)
+        # The caller policy, built once for the request: every path of it asks this one.
+        caller = self.endpoint.policy.of(info)
+        token = serving.set(caller)
         try:
-            await self._serve_mcp({**scope, _REQUEST_INFO: info}, receive, send, headers)
+            await self._serve_mcp({**scope, _REQUEST_INFO: info, _CALLER: caller}, receive, send, headers)
         finally:
             serving.reset(token)
 
@@ -307,10 +329,10 @@ class StreamableHttpApp:
         stream = version in MODERN_PROTOCOL_VERSIONS and b"progressToken" in body
         stream = stream and _modern_wants_progress(body, headers)
         if self.single_exchange and not stream and version in MODERN_PROTOCOL_VERSIONS and b"tools/call" in body:
-            info: RequestInfo = scope[_REQUEST_INFO]
+            caller: CallerPolicy = scope[_CALLER]
 
             async def call(name: str, arguments: Mapping[str, Any]) -> ToolResult:
-                return await self.endpoint.answer_call(name, arguments, info)
+                return await self.endpoint.answer_call(name, arguments, caller)
 
             if await _sdk.serve_modern_call(
                 self.endpoint.server,
@@ -352,7 +374,7 @@ class StreamableHttpApp:
             and _sdk.lean_calls_allowed(self.endpoint.server)
         ):
             try:
-                result = await self.endpoint.answer_call(name, arguments or {}, scope[_REQUEST_INFO])
+                result = await self.endpoint.answer_call(name, arguments or {}, scope[_CALLER])
             except Exception as error:  # boundary: as the SDK's kernel maps a handler's failure
                 return _encoded(_sdk.error_answer(request_id, envelope.method, error))
             wire = _sdk.handshake_call_result(result)
@@ -371,10 +393,34 @@ class StreamableHttpApp:
         if not batch:
             await _answer(send, 400, _encoded(invalid_request("an empty batch holds no message to answer")))
             return
+        limits = self.endpoint.policy.limits
+        if len(batch) > limits.batch_elements:
+            # Refused whole, before any of it runs: one POST must not start an unbounded number of calls.
+            refusal = invalid_request(
+                f"the batch holds {len(batch)} messages, over the limit of {limits.batch_elements} "
+                f"({option_name('batch_elements')}); send at most {limits.batch_elements} per batch, or one "
+                "message per POST"
+            )
+            await _answer(send, 400, _encoded(refusal))
+            return
         answers: list[bytes] = []
+        size = 0
         request = Request(scope, _disconnected)
         for raw in batch:
             envelope = envelope_of(raw)
+            if (
+                size > limits.batch_answer_bytes
+                and not isinstance(envelope, JSONRPCError)
+                and envelope.kind == "request"
+            ):
+                # The answers so far fill the budget: the rest are not run, each told to come again on its own.
+                refusal = invalid_request(
+                    f"not run: the batch's answers reached the {limits.batch_answer_bytes}-byte limit "
+                    f"({option_name('batch_answer_bytes')}); send this request again on its own",
+                    envelope.id,
+                )
+                answers.append(_encoded(refusal))
+                continue
             if isinstance(envelope, JSONRPCError):
                 answers.append(_encoded(envelope))
             elif envelope.kind == "notification":
@@ -385,6 +431,7 @@ class StreamableHttpApp:
                 answers.append(_encoded(refusal))
             elif envelope.kind == "request":
                 answers.append(await self._serve_request(envelope, version, scope))
+                size += len(answers[-1])
             # A response answers a server request; this server sends none, so there is nothing to match it to.
         if not answers:
             # Streamable HTTP 2025-03-26: input of only notifications or responses is accepted with 202.

@@ -11,14 +11,17 @@ Resources (read-only; the text is what the tools answer, rendered by the same co
 | `catalog://reference` | the reference page, where the gateway serves one | text/html |
 | `catalog://snapshot` | the surface snapshot, as `snapshot check` commits it | application/json |
 
-resources/list shows the fixed ones, then every module, function and term; the three templates complete their
-variable by prefix. Prompts: `work_with_api` (the workflow and the modules, with an optional task) and
-`explore_module` (one module's functions; its argument completes to the module names).
+resources/list shows the fixed ones, then every module, function and term the caller sees; the three templates
+complete their variable by prefix, from the caller's own names. Prompts: `work_with_api` (the workflow and the
+caller's modules, with an optional task) and `explore_module` (one module's functions; its argument completes to
+the caller's module names). Everything here answers from the caller policy: a function the caller does not see is
+in no listing, completion, text or error of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 import anyio.to_thread
@@ -26,15 +29,14 @@ import anyio.to_thread
 from catalog.errors import UnknownNameError
 from catalog.render import function_line, module_line
 from catalog.search import search
-from gateway.caller import RequestInfo
 from gateway.errors import RequestError
+from gateway.policy import CallerPolicy
 from gateway.prompts import Prompt, PromptArgument, PromptSet, Renderer
 from gateway.resources import Resource, ResourceEntry, ResourceSet, ResourceTemplate, expand
 from gateway.results import cap_lines
 from gateway.tools import _MAX_MODULES_IN_INSTRUCTIONS, described, explained, searched
 
 if TYPE_CHECKING:
-    from catalog.model import Catalog
     from gateway.app import Gateway
 
 __all__ = [
@@ -67,33 +69,28 @@ def _unknown(error: UnknownNameError, template: str) -> RequestError:
 def catalog_resources(gateway: Gateway) -> ResourceSet:
     """The resources of `gateway`: overview, reference page (when served), snapshot, modules, functions, terms.
 
-    With a per-caller surface (`visible`, `scopes`), a module, function or term is read from the caller's own
-    view, and what would show every caller the whole catalog is left out: the per-entry listing, the names
-    completions offer, the reference page and the snapshot.
+    Each is read from the caller's own view. The snapshot, a document of the whole catalog for CI, is not served
+    when access rules give callers different views.
     """
     catalog = gateway.catalog
     api = catalog.title.strip() or gateway.name
-    per_caller = gateway.surface.active
     #: Texts an agent reads are cut as the tools cut them; the snapshot (JSON) and the reference page (HTML) are
-    #: documents a cut would break, and whole-catalog ones that a per-caller surface withholds: they are whole.
+    #: documents a cut would break: they are whole.
     limit = gateway.config.max_output_bytes
 
-    def view(request: RequestInfo) -> Catalog:
-        return gateway.surface.view(request).catalog if per_caller else catalog
-
-    async def overview(request: RequestInfo) -> str:
-        text = gateway.instructions_of(request)
-        seen = view(request)
+    async def overview(caller: CallerPolicy) -> str:
+        text = caller.instructions
+        seen = caller.catalog
         if len(seen.modules) > _MAX_MODULES_IN_INSTRUCTIONS:
             text += "\n\n" + search(seen).text
         return cap_lines(text, limit, f"read {MODULE_TEMPLATE} for one module's functions")
 
-    async def reference(request: RequestInfo) -> str:
-        return (await gateway.reference_app().rendered()).body.decode("utf-8")
+    async def reference(caller: CallerPolicy) -> str:
+        return (await gateway.reference_app().rendered(caller)).body.decode("utf-8")
 
     snapshot_text: list[str] = []
 
-    async def snapshot(request: RequestInfo) -> str:
+    async def snapshot(caller: CallerPolicy) -> str:
         if not snapshot_text:
             from catalog.snapshot import dump_snapshot
             from gateway.snapshot import gateway_snapshot
@@ -101,21 +98,21 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             snapshot_text.append(await anyio.to_thread.run_sync(lambda: dump_snapshot(gateway_snapshot(gateway))))
         return snapshot_text[0]
 
-    async def module(values: Mapping[str, str], request: RequestInfo) -> str:
+    async def module(values: Mapping[str, str], caller: CallerPolicy) -> str:
         try:
-            return searched(search(view(request), module=values["module"]).text, limit, values)
+            return searched(search(caller.catalog, module=values["module"]).text, limit, values)
         except UnknownNameError as error:
             raise _unknown(error, MODULE_TEMPLATE) from None
 
-    async def function(values: Mapping[str, str], request: RequestInfo) -> str:
-        seen = view(request)
+    async def function(values: Mapping[str, str], caller: CallerPolicy) -> str:
+        seen = caller.catalog
         try:
             return described(seen, seen.function(values["function"]), limit)
         except UnknownNameError as error:
             raise _unknown(error, FUNCTION_TEMPLATE) from None
 
-    async def term(values: Mapping[str, str], request: RequestInfo) -> str:
-        seen = view(request)
+    async def term(values: Mapping[str, str], caller: CallerPolicy) -> str:
+        seen = caller.catalog
         try:
             return explained(seen, seen.term(values["term"]), limit)
         except UnknownNameError as error:
@@ -131,7 +128,7 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             read=overview,
         )
     ]
-    if gateway.reference_path is not None and not per_caller:
+    if gateway.reference_path is not None:
         fixed.append(
             Resource(
                 uri=REFERENCE_URI,
@@ -142,10 +139,8 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
                 read=reference,
             )
         )
-    fixed.extend(
-        ()
-        if per_caller
-        else [
+    if not gateway.policy.visibility.active:
+        fixed.append(
             Resource(
                 uri=SNAPSHOT_URI,
                 name="snapshot",
@@ -155,10 +150,9 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
                 mime_type="application/json",
                 read=snapshot,
             )
-        ]
-    )
+        )
 
-    def module_entries() -> Sequence[ResourceEntry]:
+    def module_entries(caller: CallerPolicy) -> Sequence[ResourceEntry]:
         return [
             ResourceEntry(
                 uri=expand(MODULE_TEMPLATE, {"module": item.name}),
@@ -167,10 +161,10 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
                 description=module_line(item),
                 mime_type=_TEXT,
             )
-            for item in catalog.modules
+            for item in caller.catalog.modules
         ]
 
-    def function_entries() -> Sequence[ResourceEntry]:
+    def function_entries(caller: CallerPolicy) -> Sequence[ResourceEntry]:
         return [
             ResourceEntry(
                 uri=expand(FUNCTION_TEMPLATE, {"function": item.name}),
@@ -179,10 +173,10 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
                 description=function_line(item),
                 mime_type=_TEXT,
             )
-            for item in catalog.functions()
+            for item in caller.catalog.functions()
         ]
 
-    def term_entries() -> Sequence[ResourceEntry]:
+    def term_entries(caller: CallerPolicy) -> Sequence[ResourceEntry]:
         return [
             ResourceEntry(
                 uri=expand(TERM_TEMPLATE, {"term": item.name}),
@@ -191,7 +185,7 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
                 description=(item.description.strip().split("\n", 1)[0][:160] or f"The data type {item.name}."),
                 mime_type=_TEXT,
             )
-            for item in catalog.terms
+            for item in caller.catalog.terms
         ]
 
     templates = [
@@ -202,8 +196,8 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             description="The functions of one module, one line each, as search_functions lists them.",
             mime_type=_TEXT,
             read=module,
-            complete={"module": lambda: [] if per_caller else [item.name for item in catalog.modules]},
-            entries=None if per_caller else module_entries,
+            complete={"module": lambda caller: [item.name for item in caller.catalog.modules]},
+            entries=_cached(module_entries),
         ),
         ResourceTemplate(
             uri_template=FUNCTION_TEMPLATE,
@@ -212,8 +206,8 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             description="How to call one function (module.function), as describe_function describes it.",
             mime_type=_TEXT,
             read=function,
-            complete={"function": lambda: [] if per_caller else [item.name for item in catalog.functions()]},
-            entries=None if per_caller else function_entries,
+            complete={"function": lambda caller: list(caller.function_names)},
+            entries=_cached(function_entries),
         ),
         ResourceTemplate(
             uri_template=TERM_TEMPLATE,
@@ -222,26 +216,45 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             description="What one data type or concept means, as explain_term explains it.",
             mime_type=_TEXT,
             read=term,
-            complete={"term": lambda: [] if per_caller else [item.name for item in catalog.terms]},
-            entries=None if per_caller else term_entries,
+            complete={"term": lambda caller: [item.name for item in caller.catalog.terms]},
+            entries=_cached(term_entries),
         ),
     ]
     return ResourceSet(fixed, templates)
 
 
-def gateway_prompts(gateway: Gateway, operator: Sequence[Prompt] = ()) -> PromptSet:
-    """The built-in prompts of `gateway`, then the operator's; the catalog's names complete their arguments.
+#: Distinct views whose resource listings are kept.
+_CACHED_LISTINGS: Final = 32
 
-    With a per-caller surface, the catalog's names neither complete nor check prompt arguments (they would show
-    every caller every name) and `explore_module`, which lists a module's functions, is not served.
-    """
+
+def _cached(
+    entries: Callable[[CallerPolicy], Sequence[ResourceEntry]],
+) -> Callable[[CallerPolicy], Sequence[ResourceEntry]]:
+    """`entries`, computed once per distinct view of the catalog."""
+    kept: OrderedDict[frozenset[str] | None, Sequence[ResourceEntry]] = OrderedDict()
+
+    def listed(caller: CallerPolicy) -> Sequence[ResourceEntry]:
+        view = caller.view
+        key = None if view.complete else view.names
+        found = kept.get(key)
+        if found is None:
+            found = kept[key] = tuple(entries(caller))
+            while len(kept) > _CACHED_LISTINGS:
+                kept.popitem(last=False)
+        return found
+
+    return listed
+
+
+def gateway_prompts(gateway: Gateway, operator: Sequence[Prompt] = ()) -> PromptSet:
+    """The built-in prompts of `gateway`, then the operator's; each caller's own names complete and check their
+    arguments, and the listings are of the caller's own modules."""
     catalog = gateway.catalog
-    per_caller = gateway.surface.active
     api = catalog.title.strip() or gateway.name
     scripts = gateway.scripts is not None
 
-    def work_with(arguments: Mapping[str, str]) -> str:
-        parts = [f"Work with {api} through this server's tools.", gateway.instructions]
+    def work_with(arguments: Mapping[str, str], caller: CallerPolicy) -> str:
+        parts = [f"Work with {api} through this server's tools.", caller.instructions]
         if scripts:
             parts.append(
                 "For a task of many calls, run_script runs one short JavaScript program that makes them and returns "
@@ -251,9 +264,9 @@ def gateway_prompts(gateway: Gateway, operator: Sequence[Prompt] = ()) -> Prompt
         parts.append(f"The task: {task}" if task else "Ask me what I want to do, then do it this way.")
         return "\n\n".join(parts)
 
-    def explore(arguments: Mapping[str, str]) -> str:
+    def explore(arguments: Mapping[str, str], caller: CallerPolicy) -> str:
         name = arguments["module"]
-        listing = search(catalog, module=name).text
+        listing = search(caller.catalog, module=name).text
         return (
             f"Explore the {name} module of {api}. Its functions:\n\n{listing}\n\n"
             "Say what the module is for and which function does what. Call describe_function with the names you "
@@ -281,15 +294,12 @@ def gateway_prompts(gateway: Gateway, operator: Sequence[Prompt] = ()) -> Prompt
         ),
     ]
     renderers: dict[str, Renderer] = {"work_with_api": work_with, "explore_module": explore}
-    if per_caller:
-        builtin = [prompt for prompt in builtin if prompt.name != "explore_module"]
-        del renderers["explore_module"]
     return PromptSet(
         [*builtin, *operator],
         vocabularies={
-            "modules": lambda: None if per_caller else [item.name for item in catalog.modules],
-            "functions": lambda: None if per_caller else [item.name for item in catalog.functions()],
-            "terms": lambda: None if per_caller else [item.name for item in catalog.terms],
+            "modules": lambda caller: [item.name for item in caller.catalog.modules],
+            "functions": lambda caller: list(caller.function_names),
+            "terms": lambda caller: [item.name for item in caller.catalog.terms],
         },
         renderers=renderers,
     )

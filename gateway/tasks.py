@@ -3,10 +3,11 @@
 A `tools/call` whose params carry `task` is answered at once with a `CreateTaskResult`; the call runs on in
 this process, and its state lives in a `TokenStore` (the OAuth server's kind: SQLite by default, Redis when
 several instances serve), so `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` work from any
-instance. Tasks belong to the caller who created them (a hash of its REST credentials): another caller's task
-is unknown. The SDK defines the task types but dispatches none of these methods; they are added here as request
-handlers, and the `tasks` capability and each tool's `execution.taskSupport` through a server middleware, the
-SDK's own seams.
+instance. Tasks belong to the caller who created them, by identity and grant (the caller policy's `owner`):
+another caller's task, or the task of a narrower token of the same person, is unknown. The caller policy bounds
+how many tasks one caller runs and keeps, and how many listen streams it holds open. The SDK defines the task
+types but dispatches none of these methods; they are added here as request handlers, and the `tasks` capability
+and each tool's `execution.taskSupport` through a server middleware, the SDK's own seams.
 
 On 2026-07-28 the same tasks speak the `io.modelcontextprotocol/tasks` extension (SEP-2663) instead: the
 middleware serves tasks/get, tasks/update and tasks/cancel there and answers a tools/call of a client that
@@ -20,8 +21,6 @@ each change, from whichever instance records it; the stream ends when every task
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
 import secrets
 import time
@@ -35,11 +34,9 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from gateway import _sdk
-from gateway.caller import RequestInfo
 from gateway.dispatcher import CALL_TIMEOUT
-from gateway.errors import ConfigError
-from gateway.streamable_http import request_info
-from gateway.visibility import Caller
+from gateway.errors import ConfigError, LimitError
+from gateway.policy import CallerPolicy, Lease
 from oauth.store import Clock, TokenStore, open_store
 
 if TYPE_CHECKING:
@@ -93,11 +90,9 @@ def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
 
 
-def owner_of(request: RequestInfo) -> str:
-    """Whose tasks these are: a hash of the caller's REST credentials (stable across OAuth token refreshes)."""
-    caller = Caller.of(request)
-    material = json.dumps([request.transport, sorted(caller.credentials.items())])
-    return hashlib.sha256(material.encode()).hexdigest()[:32]
+def _refused(error: LimitError) -> MCPError:
+    """A spent budget as a JSON-RPC error naming the limit."""
+    return MCPError(code=types.INVALID_REQUEST, message=str(error), data={"limit": error.limit, "value": error.value})
 
 
 class Tasks:
@@ -209,9 +204,9 @@ class Tasks:
 
     async def _create(self, ctx: Any, params: Mapping[str, Any], asked: object) -> dict[str, Any]:
         """Store a working task for the tools/call `params` and start its call here; the stored record."""
-        request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
+        caller = self.endpoint.caller_of(ctx)
         name = params.get("name")
-        if not isinstance(name, str) or not await self.endpoint.offers(name, request):
+        if not isinstance(name, str) or not await self.endpoint.offers(name, caller):
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {name!r}; call tools/list for the tools this server has",
@@ -222,9 +217,14 @@ class Tasks:
         ttl_ms = int(self.config.max_ttl * 1000)
         if isinstance(asked, int) and not isinstance(asked, bool) and 0 < asked < ttl_ms:
             ttl_ms = asked
-        owner = owner_of(request)
-        task_id = secrets.token_urlsafe(18)
+        owner = caller.owner
         now = self._clock()
+        try:
+            caller.check_stored_tasks(len(_live(await self.store.get("task-index", owner), now)))
+            lease = caller.start_task()
+        except LimitError as error:
+            raise _refused(error) from None
+        task_id = secrets.token_urlsafe(18)
         record: dict[str, Any] = {
             "taskId": task_id,
             "status": "working",
@@ -237,34 +237,47 @@ class Tasks:
             "result": None,
         }
         expires_at = now + ttl_ms / 1000
-        await self.store.put("task", f"{owner}:{task_id}", record, expires_at=expires_at)
-        await self._index(owner, task_id, expires_at)
+        try:
+            await self.store.put("task", f"{owner}:{task_id}", record, expires_at=expires_at)
+            await self._index(owner, task_id, expires_at)
+        except BaseException:
+            lease.release()
+            raise
         self._done[task_id] = anyio.Event()
-        if request.transport == "stdio" and ctx.protocol_version == TASKS_VERSION and ctx.session is not None:
+        if caller.request.transport == "stdio" and ctx.protocol_version == TASKS_VERSION and ctx.session is not None:
             # MCP 2025-11-25 tasks: the receiver MAY send notifications/tasks/status. Only a session whose
             # stream outlives this request can carry it: over stateless HTTP the CreateTaskResult ends the stream.
             self._listeners[task_id] = ctx.session
         self._running[task_id] = asyncio.get_running_loop().create_task(
-            self._run(owner, task_id, name, arguments, request, expires_at)
+            self._run(owner, task_id, name, arguments, caller, expires_at, lease)
         )
         return record
 
     async def _index(self, owner: str, task_id: str, expires_at: float) -> None:
         # Read-modify-write: two tasks created at the same instant by one caller on two instances may race, and
         # then tasks/list misses one (tasks/get and tasks/result still find it).
-        index = await self.store.get("task-index", owner) or {"ids": []}
-        ids = [*index["ids"][-999:], task_id]
-        await self.store.put("task-index", owner, {"ids": ids}, expires_at=expires_at)
+        now = self._clock()
+        kept = _live(await self.store.get("task-index", owner), now)
+        kept.append([task_id, expires_at])
+        latest = max(expiry for _, expiry in kept)
+        await self.store.put("task-index", owner, {"tasks": kept}, expires_at=latest)
 
     async def _run(
-        self, owner: str, task_id: str, name: str, arguments: dict[str, Any], request: RequestInfo, expires_at: float
+        self,
+        owner: str,
+        task_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        caller: CallerPolicy,
+        expires_at: float,
+        lease: Lease,
     ) -> None:
         from gateway.server import wire_result
 
         token = CALL_TIMEOUT.set(self.config.timeout)
         watcher = asyncio.get_running_loop().create_task(self._watch(f"{owner}:{task_id}", task_id))
         try:
-            result = await self.endpoint.call_tool(name, arguments, request)
+            result = await self.endpoint.call_tool(name, arguments, caller)
             payload = wire_result(result).model_dump(by_alias=True, mode="json", exclude_none=True)
             status = "failed" if result.is_error else "completed"
             message = f"{name} failed" if result.is_error else f"{name} completed"
@@ -279,6 +292,7 @@ class Tasks:
         finally:
             watcher.cancel()
             CALL_TIMEOUT.reset(token)
+            lease.release()
         await self._finish(owner, task_id, status, message, payload, expires_at)
 
     async def _watch(self, key: str, task_id: str) -> None:
@@ -354,8 +368,23 @@ class Tasks:
                 code=types.INVALID_PARAMS,
                 message=f"notifications.taskIds names {len(asked)} tasks; listen to at most {_PAGE} on one stream",
             )
-        request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
-        owner = owner_of(request)
+        caller = self.endpoint.caller_of(ctx)
+        try:
+            lease = caller.open_subscription()
+        except LimitError as error:
+            raise _refused(error) from None
+        with lease:
+            return await self._stream(ctx, caller.owner, asked, requested, subscription_id)
+
+    async def _stream(
+        self,
+        ctx: Any,
+        owner: str,
+        asked: list[str] | None,
+        requested: types.SubscriptionFilter,
+        subscription_id: Any,
+    ) -> types.SubscriptionsListenResult:
+        """The listen stream of `owner`'s tasks named in `asked` (and the subscriptions it honours)."""
         followed: dict[str, dict[str, Any]] = {}
         for task_id in dict.fromkeys(asked or ()):
             record = await self.store.get("task", f"{owner}:{task_id}")
@@ -403,8 +432,7 @@ class Tasks:
     # tasks/* handlers
 
     async def _record(self, ctx: Any, task_id: str) -> tuple[str, dict[str, Any]]:
-        request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
-        key = f"{owner_of(request)}:{task_id}"
+        key = f"{self.endpoint.caller_of(ctx).owner}:{task_id}"
         record = await self.store.get("task", key)
         if record is None:
             # MCP 2025-11-25 tasks, error handling: an unknown or expired task id is -32602.
@@ -489,10 +517,8 @@ class Tasks:
             logger.debug("notifications/tasks/status for task %s could not be sent", task_id, exc_info=True)
 
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
-        request = request_info(ctx.request) if ctx.request is not None else RequestInfo(transport="stdio")
-        owner = owner_of(request)
-        index = await self.store.get("task-index", owner) or {"ids": []}
-        ids = list(reversed(index["ids"]))
+        owner = self.endpoint.caller_of(ctx).owner
+        ids = [task_id for task_id, _ in reversed(_live(await self.store.get("task-index", owner), self._clock()))]
         start = 0
         if params.cursor:
             if not params.cursor.isdigit():
@@ -509,6 +535,13 @@ class Tasks:
         if position < len(ids):
             answer["nextCursor"] = str(position)
         return answer
+
+
+def _live(index: Mapping[str, Any] | None, now: float) -> list[list[Any]]:
+    """The `[task id, expires at]` pairs of an owner's task index that have not expired, oldest first."""
+    if index is None:
+        return []
+    return [[task_id, expiry] for task_id, expiry in index.get("tasks", ()) if expiry > now]
 
 
 def _public(record: Mapping[str, Any]) -> dict[str, Any]:

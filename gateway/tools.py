@@ -16,14 +16,14 @@ from catalog.search import MAX_QUERY_CHARS, search
 from gateway._compact import COMPACT_HELP
 from gateway._quick_check import Check, quick_check
 from gateway._response_check import ResponseCheck
-from gateway.caller import RequestInfo, RestContext
+from gateway.caller import RestContext
 from gateway.dispatcher import CallOutcome, Dispatcher
 from gateway.errors import ConfigError, ToolError
 from gateway.identity import identity_view
+from gateway.policy import CallerPolicy
 from gateway.results import cap_lines, fit_texts, response_result, value_result
 from gateway.toolspec import TextContent, ToolResult, ToolSpec, validator_for
 from gateway.types import RestContextFor, ToolRunner
-from gateway.visibility import Surface
 
 __all__ = ["FIXED_TOOLS", "ToolSet", "instructions_for", "read_only_spec"]
 
@@ -220,11 +220,8 @@ class ToolSet:
         extra: Sequence[tuple[ToolSpec, ToolRunner]] = (),
         whoami_fields: Sequence[str] | None = None,
         scripts: bool = False,
-        surface: Surface | None = None,
     ) -> None:
         self.catalog = catalog
-        #: Which functions each caller sees: search, describe, explain and calls answer from its view.
-        self.surface = surface if surface is not None else Surface(catalog)
         self.dispatcher = dispatcher
         self.rest_context = rest_context
         self.server_name = server_name
@@ -293,17 +290,17 @@ class ToolSet:
             )
         return function
 
-    async def handle(self, name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
-        """Run tool `name` for `request` (the endpoint has validated `args` against the tool's schema)."""
+    async def handle(self, name: str, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
+        """Run tool `name` for `caller` (the endpoint has validated `args` against the tool's schema)."""
         runner = self._runners.get(name)
         if runner is None:
             raise ToolError(f"unknown tool {name!r}")
-        return fit_texts(await runner(args, request), self.max_output_bytes)
+        return fit_texts(await runner(args, caller), self.max_output_bytes)
 
-    async def _whoami(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
-        context = await self.rest_context(request)
+    async def _whoami(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
+        context = await self.rest_context(caller.request)
         if self.whoami is None:
-            credentialed = request.bearer_token is not None or any(
+            credentialed = caller.request.bearer_token is not None or any(
                 name.lower() == "authorization" for name, _ in context.headers
             )
             return value_result(
@@ -341,25 +338,10 @@ class ToolSet:
         )
         return ToolResult(content=(*result.content, TextContent(text=note)), structured=result.structured)
 
-    def _catalog_for(self, request: RequestInfo) -> Catalog:
-        return self.surface.view(request).catalog
-
-    def _visible_function(self, name: str, request: RequestInfo) -> Function:
-        """The function as the caller knows it: one off its surface is unknown, with suggestions from its view."""
-        function = self.dispatcher.function(name) if not self.surface.active else None
-        if function is not None:
-            return function
-        view = self.surface.view(request)
-        try:
-            return view.catalog.function(name)
-        except UnknownNameError as error:
-            hint = f" Did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
-            raise ToolError(f"Unknown function {shown(name)}.{hint} Call search_functions to find functions.") from None
-
-    async def _search(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    async def _search(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         try:
             result = search(
-                self._catalog_for(request),
+                caller.catalog,
                 args.get("query") or None,
                 module=args.get("module"),
                 limit=args.get("limit", 10),
@@ -368,12 +350,12 @@ class ToolSet:
             raise ToolError(_unknown(error, "search_functions() with no arguments lists the modules")) from None
         return ToolResult.text(searched(result.text, self.max_output_bytes, args))
 
-    async def _describe(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    async def _describe(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         parts: list[str] = []
         unknown = 0
         size = 0
         names = list(dict.fromkeys(args["names"]))
-        catalog = self._catalog_for(request)
+        catalog = caller.catalog
         for index, name in enumerate(names):
             # Room for this description, keeping room to name the rest should they not fit after it.
             later = names[index + 1 :]
@@ -402,8 +384,8 @@ class ToolSet:
             f"{', '.join(map(shown, rest))}; describe them in another call"
         )
 
-    async def _explain(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
-        catalog = self._catalog_for(request)
+    async def _explain(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
+        catalog = caller.catalog
         name = args["name"]
         term: Term | None
         try:
@@ -414,18 +396,18 @@ class ToolSet:
                 raise ToolError(_unknown(error, "describe_function lists the terms a function uses")) from None
         return ToolResult.text(explained(catalog, term, self.max_output_bytes))
 
-    async def _call(self, args: dict[str, Any], request: RequestInfo) -> ToolResult:
-        function = self._visible_function(args["name"], request)
+    async def _call(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
+        function = caller.function(args["name"])
         call_args = args.get("args") or {}
-        return await self._run(function, call_args, await self.rest_context(request))
+        return await self._run(function, call_args, await self.rest_context(caller.request))
 
     def _promoted_runner(self, function: Function, spec: ToolSpec) -> ToolRunner:
-        async def run(args: dict[str, Any], request: RequestInfo) -> ToolResult:
-            if not self.surface.allows(request, function):
+        async def run(args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
+            if not caller.sees(function):
                 # The endpoint lists promoted tools per caller; this keeps a direct call from reaching one hidden.
                 raise ToolError(f"unknown tool {function.tool_name!r}")
             # The endpoint left these arguments to the dispatcher, which checks them against the same schema.
-            context = await self.rest_context(request)
+            context = await self.rest_context(caller.request)
             outcome = await self.dispatcher.call(function, args, context)
             result = self._result(outcome, context)
             if spec.output_schema is None or result.is_error:

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeAlias
 
 from gateway.caller import RequestInfo, RestContext
+from gateway.policy import CallerPolicy
 from gateway.toolspec import ToolResult
 
 __all__ = ["Authenticator", "ErrorHook", "RestContextFor", "ToolHandler", "ToolRunner"]
@@ -16,14 +17,14 @@ ErrorHook: TypeAlias = Callable[[str, Exception], Awaitable[None]]
 RestContextFor: TypeAlias = Callable[[RequestInfo], Awaitable[RestContext]]
 """What the REST calls of a request carry: the caller's credentials, rebuilt forwarded headers, its peer."""
 
-ToolRunner: TypeAlias = Callable[[dict[str, Any], RequestInfo], Awaitable[ToolResult]]
-"""Runs one tool of the gateway with validated arguments."""
+ToolRunner: TypeAlias = Callable[[dict[str, Any], CallerPolicy], Awaitable[ToolResult]]
+"""Runs one tool of the gateway with validated arguments, for the caller its policy answers for."""
 
 
 class ToolHandler(Protocol):
-    """Runs one tool call; `args` has been validated against the tool's input schema."""
+    """Runs one tool call for `caller`; `args` has been validated against the tool's input schema."""
 
-    def __call__(self, name: str, args: dict[str, Any], request: RequestInfo, /) -> Awaitable[ToolResult]: ...
+    def __call__(self, name: str, args: dict[str, Any], caller: CallerPolicy, /) -> Awaitable[ToolResult]: ...
 
 
 class Authenticator(Protocol):

@@ -13,8 +13,8 @@ import pytest
 import uvicorn
 from starlette.types import ASGIApp
 
-from gateway.caller import RequestInfo
 from gateway.errors import CredentialError, ToolError
+from gateway.policy import CallerPolicy
 from gateway.server import McpEndpoint
 from gateway.toolspec import (
     EmbeddedResource,
@@ -93,8 +93,9 @@ TOY_TOOLS = (
 )
 
 
-async def toy_handle(name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+async def toy_handle(name: str, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
     """The toy tools; `args` arrive validated."""
+    request = caller.request
     if name == "echo":
         text = args["text"].upper() if args.get("shout") else args["text"]
         return ToolResult.text(json.dumps({"text": text}), structured={"text": text})

@@ -340,14 +340,14 @@ async def test_hide_keeps_functions_from_every_caller() -> None:
 
 
 def test_a_hide_pattern_that_names_no_function_is_refused_with_the_closest_names() -> None:
-    with pytest.raises(ConfigError, match=r"--hide 'orders.cancel_ordr' names no function; closest: "):
+    with pytest.raises(ConfigError, match=r"hide 'orders.cancel_ordr' names no function of the catalog; closest: "):
         _cli_gateway("--hide", "orders.cancel_ordr")
 
 
 def test_scopes_from_flags_and_the_environment_map_oauth_scopes_to_functions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MCP_GATEWAY_SCOPES", "shop:read=orders.get_*,shop:read=products.*")
     gateway = _cli_gateway("--scope", "shop:admin=customers.*")
-    assert gateway.surface.scopes == {"shop:read": ("orders.get_*", "products.*"), "shop:admin": ("customers.*",)}
+    assert gateway.policy.access.scopes == {"shop:read": ("orders.get_*", "products.*"), "shop:admin": ("customers.*",)}
     with pytest.raises(ConfigError, match=r"--scope takes SCOPE=PATTERN, e.g. .* not 'shop:read'"):
         _cli_gateway("--scope", "shop:read")
 

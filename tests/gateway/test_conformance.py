@@ -26,9 +26,9 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from gateway.app import Gateway
-from gateway.caller import RequestInfo
 from gateway.demo import ADMIN_KEY, create_app
 from gateway.errors import ToolError
+from gateway.policy import CallerPolicy
 from gateway.prompts import Prompt, PromptArgument, PromptSet
 from gateway.resources import Resource, ResourceSet, ResourceTemplate
 from gateway.server import McpEndpoint
@@ -107,7 +107,7 @@ SUITE_TOOLS = (
 )
 
 
-async def _suite_handle(name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+async def _suite_handle(name: str, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
     blob = EmbeddedResource(blob=b"embedded bytes", mime_type="application/octet-stream", uri="test://embedded")
     if name == "test_simple_text":
         return ToolResult.text("This is a simple text response for testing.")
@@ -122,11 +122,11 @@ async def _suite_handle(name: str, args: dict[str, Any], request: RequestInfo) -
         raise ToolError("This tool intentionally returns an error for testing")
     if name in ("json_schema_2020_12_tool", "find_region"):
         return ToolResult.text(json.dumps(args))
-    return await toy_handle(name, args, request)
+    return await toy_handle(name, args, caller)
 
 
 def _fixed(uri: str, mime_type: str, body: str | bytes) -> Resource:
-    async def read(request: RequestInfo) -> str | bytes:
+    async def read(caller: CallerPolicy) -> str | bytes:
         return body
 
     return Resource(
@@ -139,7 +139,7 @@ def _fixed(uri: str, mime_type: str, body: str | bytes) -> Resource:
     )
 
 
-async def _template_data(values: Mapping[str, str], request: RequestInfo) -> str:
+async def _template_data(values: Mapping[str, str], caller: CallerPolicy) -> str:
     return json.dumps({"id": values["id"], "templateTest": True, "data": f"Data for ID: {values['id']}"})
 
 
@@ -158,20 +158,20 @@ SUITE_RESOURCES = ResourceSet(
             description="Data for one id.",
             mime_type="application/json",
             read=_template_data,
-            complete={"id": lambda: ["123", "124", "200"]},
+            complete={"id": lambda caller: ["123", "124", "200"]},
         )
     ],
 )
 
 
 def _suite_prompts() -> PromptSet:
-    def embedded(arguments: Mapping[str, str]) -> Sequence[Content]:
+    def embedded(arguments: Mapping[str, str], caller: CallerPolicy) -> Sequence[Content]:
         resource = EmbeddedResource(
             blob=b"Embedded resource content for testing.", mime_type="text/plain", uri=arguments["resourceUri"]
         )
         return (resource, TextContent(text="Please process the embedded resource above."))
 
-    def image(arguments: Mapping[str, str]) -> Sequence[Content]:
+    def image(arguments: Mapping[str, str], caller: CallerPolicy) -> Sequence[Content]:
         return (
             ImageContent(data=RED_PIXEL, mime_type="image/png"),
             TextContent(text="Please analyze the image above."),

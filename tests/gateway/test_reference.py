@@ -20,13 +20,16 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from starlette.types import Scope
 
 from catalog.builder import load_catalog
 from catalog.render import describe_function, explain_term
 from gateway.app import Gateway
+from gateway.caller import RequestInfo
 from gateway.cli import main
 from gateway.demo import create_app
 from gateway.errors import ConfigError
+from gateway.policy import CallerPolicy, Policy
 from gateway.reference import CONTENT_SECURITY_POLICY, ReferencePage, anchor, reference_page
 from tests.corpus import corpus_catalog
 from tests.gateway.conftest import serve_http
@@ -223,11 +226,16 @@ async def test_a_mounted_gateway_serves_the_page_next_to_the_app() -> None:
 async def test_the_page_app_renders_once_however_many_ask_at_the_same_time() -> None:
     renders: list[int] = []
 
-    def render() -> str:
+    def render(caller: CallerPolicy, hidden: frozenset[str]) -> str:
         renders.append(1)
         return "<!doctype html><title>t</title>"
 
-    page = ReferencePage(render)
+    policy = Policy(load_catalog(create_app()))
+
+    async def anyone(scope: Scope) -> CallerPolicy:
+        return policy.of(RequestInfo(transport="http"))
+
+    page = ReferencePage(render, anyone)
     async with (
         httpx2.AsyncClient(transport=httpx2.ASGITransport(page), base_url="http://localhost") as client,
         anyio.create_task_group() as tg,

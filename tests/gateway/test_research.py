@@ -28,9 +28,9 @@ from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError
 from gateway.lifespan import app_lifespan
+from gateway.policy import Access, Caller
 from gateway.reference import reference_page
 from gateway.research import DataSource, ResearchConfig
-from gateway.visibility import Caller
 from tests.gateway.conftest import serve_http
 
 pytestmark = pytest.mark.anyio
@@ -266,7 +266,7 @@ def admins_see_customers(caller: Caller, function: Function) -> bool:
 
 
 async def test_under_a_per_caller_surface_search_and_fetch_know_only_the_callers_functions() -> None:
-    app, _ = make_gateway(True, visible=admins_see_customers)
+    app, _ = make_gateway(True, access=Access(visible=admins_see_customers))
     async with connect(app, key=MEMBER_KEY) as member:
         mine = search_results(await member.call_tool("search", {"query": "get a customer"}))
         hidden = await member.call_tool("fetch", {"id": "function:customers.get_customer"})
@@ -287,7 +287,7 @@ async def test_under_a_per_caller_surface_search_and_fetch_know_only_the_callers
 
 
 async def test_under_a_per_caller_surface_data_search_answers_only_callers_who_may_call_its_function() -> None:
-    app, _ = make_gateway(ResearchConfig(data=CUSTOMERS), visible=admins_see_customers)
+    app, _ = make_gateway(ResearchConfig(data=CUSTOMERS), access=Access(visible=admins_see_customers))
     async with connect(app, key=MEMBER_KEY) as member:
         refused = await member.call_tool("search", {"query": "liskov"})
     async with connect(app, key=ADMIN_KEY) as admin:

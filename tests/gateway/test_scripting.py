@@ -297,10 +297,10 @@ async def test_a_caller_racing_itself_is_refused_at_once(shop: tuple[FastAPI, Ga
         started = time.monotonic()
         refused = await run_script(second, "1")
         assert time.monotonic() - started < 0.3
-    assert refused.is_error and text(refused).startswith("you already have a script running")
+    assert refused.is_error and text(refused).startswith("you already have 1 script running")
 
 
-async def test_a_caller_without_a_token_is_told_apart_by_its_whoami_answer() -> None:
+async def test_callers_in_process_are_told_apart_by_their_credentials() -> None:
     _, gateway = make_gateway()
     headers = {"x-api-key": ADMIN_KEY}
     async with running(gateway), anyio.create_task_group() as tg:
@@ -308,7 +308,7 @@ async def test_a_caller_without_a_token_is_told_apart_by_its_whoami_answer() -> 
         await _until(lambda: bool(gateway.scripts and gateway.scripts.sandbox.busy_pids))
         refused = await gateway.call_tool(headers, "run_script", {"code": "1"})
         other = await gateway.call_tool({"x-api-key": MEMBER_KEY}, "run_script", {"code": "'bob'"})
-    assert refused.is_error and refused.texts[0].startswith("you already have a script running")
+    assert refused.is_error and refused.texts[0].startswith("you already have 1 script running")
     assert not other.is_error and other.texts == ("bob",)
 
 

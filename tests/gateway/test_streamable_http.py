@@ -15,7 +15,7 @@ import httpx2
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from gateway.caller import RequestInfo
+from gateway.policy import CallerPolicy
 from gateway.server import McpEndpoint
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
 from gateway.toolspec import ToolResult, ToolSpec
@@ -182,12 +182,12 @@ ODD = ToolSpec(
 )
 
 
-async def _routed_handle(name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+async def _routed_handle(name: str, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
     if name == "route":
         return ToolResult.text(f"served from {args['region']}")
     if name == "odd":
         return ToolResult.text("odd", structured={"nan": float("nan"), "inf": float("inf"), "text": "é"})
-    return await toy_handle(name, args, request)
+    return await toy_handle(name, args, caller)
 
 
 def _routed_endpoint() -> McpEndpoint:

@@ -19,6 +19,7 @@ from mcp.shared.exceptions import MCPError
 
 from catalog.snapshot import dump_snapshot
 from gateway.app import Gateway
+from gateway.caller import RequestInfo
 from gateway.demo import ADMIN_KEY, create_app
 from gateway.errors import ConfigError
 from gateway.prompts import Prompt, PromptArgument
@@ -29,6 +30,8 @@ pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parents[2]
 MODES = ("legacy", "2026-07-28")
+#: A request from this process, which sees everything where no access rule says otherwise.
+OPERATOR = RequestInfo(transport="in-process")
 LOCAL = "http://localhost/mcp"
 REFUND = Prompt(
     name="refund_order",
@@ -149,7 +152,7 @@ async def test_the_snapshot_resource_is_the_committed_surface_and_the_reference_
     assert "catalog://reference" not in plain_uris
     assert served_uris[:3] == ["catalog://overview", "catalog://reference", "catalog://snapshot"]
     assert page.mime_type == "text/html"
-    assert _text(page) == (await served.reference_app().rendered()).body.decode()
+    assert _text(page) == (await served.reference_app().rendered(served.policy.of(OPERATOR))).body.decode()
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -174,7 +177,7 @@ async def test_resources_are_listed_in_pages_of_100_behind_cursors_and_a_forged_
         with pytest.raises(MCPError) as forged:
             await client.list_resources(cursor="not-a-cursor")
     assert len(first.resources) == 100 and first.next_cursor is not None
-    assert len(listed) == len(gateway.resources.entries()) == 2 + 1 + 250
+    assert len(listed) == len(gateway.resources.entries(gateway.policy.of(OPERATOR))) == 2 + 1 + 250
     assert len({resource.uri for resource in listed}) == len(listed)
     assert forged.value.code == types.INVALID_PARAMS
 

@@ -23,6 +23,7 @@ from pydantic import TypeAdapter
 
 from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from gateway.policy import Access
 from gateway.tasks import TaskConfig
 from oauth import open_store
 from tests.gateway.conftest import serve_http
@@ -180,7 +181,9 @@ async def test_tasks_belong_to_their_caller() -> None:
 
 async def test_a_hidden_or_unknown_tool_cannot_be_started_as_a_task() -> None:
     app, gateway = make_gateway(
-        TaskConfig(), tools=["orders.get_order"], visible=lambda caller, function: function.name != "orders.get_order"
+        TaskConfig(),
+        tools=["orders.get_order"],
+        access=Access(visible=lambda caller, function: function.name != "orders.get_order"),
     )
     async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
         answers = [

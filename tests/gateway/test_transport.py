@@ -30,6 +30,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
+from gateway.policy import CallerPolicy
 from gateway.server import McpEndpoint
 from gateway.stdio import run_stdio
 from gateway.streamable_http import StreamableHttpApp, TransportSecurity
@@ -363,11 +364,11 @@ async def test_a_crashing_tool_is_an_internal_error_reported_to_on_error_and_the
 
 
 async def test_a_result_without_the_structured_content_its_output_schema_promises_is_an_internal_error() -> None:
-    async def bare(name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    async def bare(name: str, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         return ToolResult.text("no structure")
 
     endpoint = McpEndpoint(name="toy", version="1", instructions=None, tools=TOY_TOOLS[:1], handle=bare)
-    result = await endpoint.call_tool("echo", {"text": "x"}, RequestInfo(transport="in-process"))
+    result = await endpoint.call_tool("echo", {"text": "x"}, endpoint.policy.of(RequestInfo(transport="in-process")))
     assert result.is_error
     assert "Internal error in echo" in result.texts[0]
 
@@ -375,7 +376,7 @@ async def test_a_result_without_the_structured_content_its_output_schema_promise
 async def test_a_schema_that_cannot_be_evaluated_is_an_internal_error_not_a_crash() -> None:
     dangling = _spec(input_schema={"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}})
     endpoint = McpEndpoint(name="toy", version="1", instructions=None, tools=[dangling], handle=toy_handle)
-    result = await endpoint.call_tool("t", {"x": 1}, RequestInfo(transport="in-process"))
+    result = await endpoint.call_tool("t", {"x": 1}, endpoint.policy.of(RequestInfo(transport="in-process")))
     assert result.is_error
     assert "Internal error in t" in result.texts[0]
 
@@ -389,11 +390,11 @@ async def test_arguments_are_validated_in_the_dialect_the_schema_names() -> None
         }
     )
 
-    async def ok(name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    async def ok(name: str, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         return ToolResult.text("ok")
 
     endpoint = McpEndpoint(name="toy", version="1", instructions=None, tools=[draft7], handle=ok)
-    info = RequestInfo(transport="in-process")
+    info = endpoint.policy.of(RequestInfo(transport="in-process"))
     assert not (await endpoint.call_tool("t", {"n": 1}, info)).is_error
     assert (await endpoint.call_tool("t", {"n": 0}, info)).is_error
 
@@ -401,7 +402,7 @@ async def test_arguments_are_validated_in_the_dialect_the_schema_names() -> None
 async def test_a_handler_that_breaks_the_result_contract_is_an_internal_error_and_a_failing_hook_is_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async def sloppy(name: str, args: dict[str, Any], request: RequestInfo) -> Any:
+    async def sloppy(name: str, args: dict[str, Any], caller: CallerPolicy) -> Any:
         return {"not": "a ToolResult"} if name == "t" else ToolResult(content=("raw text",))  # type: ignore[arg-type]
 
     async def failing_hook(name: str, error: Exception) -> None:
@@ -411,7 +412,7 @@ async def test_a_handler_that_breaks_the_result_contract_is_an_internal_error_an
     endpoint = McpEndpoint(
         name="toy", version="1", instructions=None, tools=tools, handle=sloppy, on_error=failing_hook
     )
-    info = RequestInfo(transport="in-process")
+    info = endpoint.policy.of(RequestInfo(transport="in-process"))
     for name in ("t", "u"):
         result = await endpoint.call_tool(name, {}, info)
         assert result.is_error
@@ -420,13 +421,15 @@ async def test_a_handler_that_breaks_the_result_contract_is_an_internal_error_an
 
 
 async def test_without_argument_validation_the_handler_sees_the_arguments_as_sent() -> None:
-    async def show(name: str, args: dict[str, Any], request: RequestInfo) -> ToolResult:
+    async def show(name: str, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         return ToolResult.text(json.dumps(args))
 
     endpoint = McpEndpoint(
         name="toy", version="1", instructions=None, tools=TOY_TOOLS[1:2], handle=show, validate_arguments=False
     )
-    result = await endpoint.call_tool("whoami", {"unexpected": 1}, RequestInfo(transport="in-process"))
+    result = await endpoint.call_tool(
+        "whoami", {"unexpected": 1}, endpoint.policy.of(RequestInfo(transport="in-process"))
+    )
     assert result.texts == ('{"unexpected": 1}',)
 
 
@@ -447,7 +450,7 @@ async def test_an_unknown_tool_is_a_protocol_error(mode: str) -> None:
 
 async def test_call_tool_in_process_answers_what_a_client_gets() -> None:
     endpoint = toy_endpoint()
-    info = RequestInfo(transport="in-process", headers={"Authorization": "Bearer t"})
+    info = endpoint.policy.of(RequestInfo(transport="in-process", headers={"Authorization": "Bearer t"}))
     assert await endpoint.call_tool("echo", {"text": "a"}, info) == ToolResult(
         content=(TextContent(text='{"text": "a"}'),), structured={"text": "a"}
     )

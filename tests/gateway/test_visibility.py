@@ -22,12 +22,12 @@ from catalog.model import Catalog, Function
 from gateway.app import Gateway
 from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError
+from gateway.policy import Access, Caller
 from gateway.scripting import ScriptConfig
-from gateway.visibility import Caller
-from oauth import OAuthConfig, OAuthServer, PreregisteredClient, Principal
-from oauth._authlib import s256_challenge
+from oauth import OAuthConfig, OAuthServer, PreregisteredClient
 from oauth.login import ApiKeyLogin
 from sandbox import ScriptLimits
+from tests.gateway.grants import oauth_token
 
 pytestmark = pytest.mark.anyio
 
@@ -77,7 +77,9 @@ async def tool_names(client: Client) -> list[str]:
 
 
 async def test_the_visible_hook_gives_two_callers_different_surfaces_everywhere() -> None:
-    app, gateway = make_gateway(visible=admins_see_customers, tools=["customers.get_customer", "orders.get_order"])
+    app, gateway = make_gateway(
+        access=Access(visible=admins_see_customers), tools=["customers.get_customer", "orders.get_order"]
+    )
     async with gateway.lifespan(), connect(app, ADMIN_KEY) as admin, connect(app, MEMBER_KEY) as member:
         assert "customers-get_customer" in await tool_names(admin)
         member_tools = await tool_names(member)
@@ -111,7 +113,7 @@ async def test_the_visible_hook_gives_two_callers_different_surfaces_everywhere(
 
 
 async def test_a_hidden_function_is_unknown_in_the_same_words_as_one_that_does_not_exist() -> None:
-    app, gateway = make_gateway(visible=admins_see_customers)
+    app, gateway = make_gateway(access=Access(visible=admins_see_customers))
     async with gateway.lifespan(), connect(app, MEMBER_KEY) as member:
         hidden = await member.call_tool("call_function", {"name": "customers.get_customer", "args": {}})
         missing = await member.call_tool("call_function", {"name": "customers.get_customerz", "args": {}})
@@ -122,13 +124,15 @@ async def test_a_hidden_function_is_unknown_in_the_same_words_as_one_that_does_n
 
 async def test_scripts_reach_only_the_callers_functions() -> None:
     limits = ScriptLimits(timeout=3.0, max_concurrent=2, slot_wait=0.1)
-    app, gateway = make_gateway(visible=admins_see_customers, script=ScriptConfig(limits=limits))
-    code = "let r; try { await api.customers.list_customers({}); r = 'reached' } catch (e) { r = e.message }; r"
+    app, gateway = make_gateway(access=Access(visible=admins_see_customers), script=ScriptConfig(limits=limits))
+    code = "let r; try { await call('customers.list_customers', {}); r = 'reached' } catch (e) { r = e.message }; r"
     async with gateway.lifespan(), connect(app, MEMBER_KEY) as member, connect(app, ADMIN_KEY) as admin:
         refused = text(await member.call_tool("run_script", {"code": code}))
         reached = text(await admin.call_tool("run_script", {"code": code}))
+        members_api = text(await member.call_tool("run_script", {"code": "typeof api.customers"}))
     assert refused.startswith("Unknown function 'customers.list_customers'")
     assert reached == "reached"
+    assert members_api == "undefined"
 
 
 async def test_run_script_is_offered_only_to_callers_the_allow_hook_accepts() -> None:
@@ -149,27 +153,7 @@ async def test_run_script_is_offered_only_to_callers_the_allow_hook_accepts() ->
 
 def test_a_scope_pattern_that_names_no_function_is_refused_with_the_closest_names() -> None:
     with pytest.raises(ConfigError, match=r"pattern 'order.list_\*' names no function"):
-        make_gateway(scopes={"orders:read": ["order.list_*"]})
-
-
-async def oauth_token(server: OAuthServer, key: str, scopes: list[str]) -> str:
-    """An access token for the user of `key`, granted `scopes`, issued as the authorization endpoint would."""
-    client = await server.clients.find("cli")
-    assert client is not None
-    verifier = "v" * 64
-    code = await server.grants.issue_code(
-        client=client,
-        redirect_uri=REDIRECT,
-        redirect_uri_given=True,
-        code_challenge=s256_challenge(verifier),
-        scopes=scopes,
-        resource=f"{BASE}/mcp",
-        principal=Principal(subject=key, name=key, credentials={"authorization": f"Bearer {key}"}),
-    )
-    tokens = await server.grants.exchange_code(
-        code=code, client=client, redirect_uri=REDIRECT, code_verifier=verifier, resource=None
-    )
-    return str(tokens["access_token"])
+        make_gateway(access=Access(scopes={"orders:read": ["order.list_*"]}))
 
 
 async def test_oauth_scopes_mapped_to_functions_are_enforced_per_call() -> None:
@@ -185,9 +169,11 @@ async def test_oauth_scopes_mapped_to_functions_are_enforced_per_call() -> None:
     )
     server = OAuthServer(config, login=ApiKeyLogin(whoami))
     scopes = {"orders:read": ["orders.list_*", "orders.get_*"], "customers:read": ["customers.list_*"]}
-    app, gateway = make_gateway(auth=server.auth, scopes=scopes, tools=["orders.get_order", "customers.list_customers"])
-    reader = await oauth_token(server, ADMIN_KEY, ["orders:read"])
-    both = await oauth_token(server, MEMBER_KEY, ["orders:read", "customers:read"])
+    app, gateway = make_gateway(
+        auth=server.auth, access=Access(scopes=scopes), tools=["orders.get_order", "customers.list_customers"]
+    )
+    reader = await oauth_token(server, ["orders:read"], ADMIN_KEY)
+    both = await oauth_token(server, ["orders:read", "customers:read"], MEMBER_KEY)
     async with gateway.lifespan(), connect(app, reader) as orders_only, connect(app, both) as wide:
         assert "customers-list_customers" not in await tool_names(orders_only)
         assert "customers-list_customers" in await tool_names(wide)
@@ -203,7 +189,7 @@ async def test_oauth_scopes_mapped_to_functions_are_enforced_per_call() -> None:
 
 
 async def test_the_server_instructions_and_the_overview_name_only_the_callers_modules() -> None:
-    app, gateway = make_gateway(visible=admins_see_customers)
+    app, gateway = make_gateway(access=Access(visible=admins_see_customers))
     async with gateway.lifespan(), connect(app, ADMIN_KEY) as admin, connect(app, MEMBER_KEY) as member:
         mine, theirs = member.instructions or "", admin.instructions or ""
         overview = (await member.read_resource("catalog://overview")).contents[0]
@@ -216,7 +202,7 @@ async def test_the_server_instructions_and_the_overview_name_only_the_callers_mo
 
 
 async def test_resources_prompts_and_completions_show_a_caller_only_its_own_functions() -> None:
-    app, gateway = make_gateway(visible=admins_see_customers)
+    app, gateway = make_gateway(access=Access(visible=admins_see_customers))
     async with gateway.lifespan(), connect(app, ADMIN_KEY) as admin, connect(app, MEMBER_KEY) as member:
         listed = [str(resource.uri) for resource in (await member.list_resources()).resources]
         assert all("customers" not in uri for uri in listed)
@@ -234,6 +220,18 @@ async def test_resources_prompts_and_completions_show_a_caller_only_its_own_func
         template = types.ResourceTemplateReference(type="ref/resource", uri="catalog://functions/{function}")
         completed = await member.complete(template, {"name": "function", "value": "cust"})
         assert completed.completion.values == []
+        own = await member.complete(template, {"name": "function", "value": "orders.get"})
+        assert "orders.get_order" in own.completion.values
+        theirs_completed = await admin.complete(template, {"name": "function", "value": "customers.get"})
+        assert "customers.get_customer" in theirs_completed.completion.values
 
         prompts = [prompt.name for prompt in (await member.list_prompts()).prompts]
-        assert "explore_module" not in prompts and "work_with_api" in prompts
+        assert prompts == ["work_with_api", "explore_module"]
+        explore = types.PromptReference(type="ref/prompt", name="explore_module")
+        modules = (await member.complete(explore, {"name": "module", "value": ""})).completion.values
+        assert "orders" in modules and "customers" not in modules
+        with pytest.raises(MCPError) as refused:
+            await member.get_prompt("explore_module", {"module": "customers"})
+        assert "customers." not in refused.value.error.message
+        listing = await admin.get_prompt("explore_module", {"module": "customers"})
+        assert "customers.get_customer" in listing.messages[0].content.text  # type: ignore[union-attr]

@@ -1,0 +1,227 @@
+"""Who sees which functions: the operator's `Access` rules, and the per-caller `View` they cut from the catalog.
+
+Three rules, all optional: `hide` (patterns on function names no caller sees), the operator's
+`visible(caller, function)` hook, and OAuth scopes mapped to patterns (`{"orders:read": ["orders.list_*"]}`).
+A function is on a caller's view when every rule given lets it through. A function off the view is *unknown* to
+that caller, never "forbidden", so its name does not leak.
+
+Scopes come from the credentials: an auth function whose headers carry `scopes` (the OAuth server's do) scopes its
+caller; a caller whose credentials carry no scopes (an API key passed through, stdio) is limited by `hide` and
+`visible` alone.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Final
+
+from catalog.model import Catalog, Function, Module
+from gateway.errors import ConfigError
+from gateway.policy.caller import Caller
+
+__all__ = ["Access", "ScopeMap", "View", "Visibility", "VisibleHook", "restricted"]
+
+ScopeMap = Mapping[str, Sequence[str]]
+"""OAuth scope → patterns on full function names (`fnmatch`: `orders.*`, `*.list_*`) that the scope reaches."""
+
+VisibleHook = Callable[[Caller, Function], bool]
+"""Whether `caller` may see and call `function`; called for each function, so keep it quick (no I/O)."""
+
+#: How many distinct restricted catalogs are kept (each has its own search index, built on first search).
+_VIEWS: Final = 32
+#: How many distinct scope sets' reach is kept.
+_SCOPE_SETS: Final = 256
+
+
+@dataclass(frozen=True, kw_only=True)
+class Access:
+    """The operator's rules of who sees which functions (`hide`, `visible`, `scopes`); none given: everyone sees
+    every function. `hide` and each scope's patterns must name at least one function (a typo would leave shown
+    what was meant hidden, or grant nothing), checked when the gateway is built."""
+
+    hide: tuple[str, ...] = ()
+    visible: VisibleHook | None = field(default=None, compare=False)
+    scopes: ScopeMap | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.hide, str) or not all(isinstance(pattern, str) for pattern in self.hide):
+            raise ConfigError(
+                f"Access.hide is a list of function-name patterns, e.g. ['customers.*'], not {self.hide!r}"
+            )
+        object.__setattr__(self, "hide", tuple(self.hide))
+        if self.visible is not None and not callable(self.visible):
+            raise ConfigError(f"Access.visible must be a function of (caller, function), got {self.visible!r}")
+        if self.scopes is not None:
+            object.__setattr__(self, "scopes", _scope_map(self.scopes))
+
+    @property
+    def active(self) -> bool:
+        """Whether some caller may see less than the whole catalog."""
+        return bool(self.hide) or self.visible is not None or self.scopes is not None
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class View:
+    """One caller's functions: the catalog restricted to them, and their names."""
+
+    catalog: Catalog
+    names: frozenset[str]
+    complete: bool
+
+    def allows(self, function: Function | str) -> bool:
+        """Whether the function (or full name) is on this view."""
+        return self.complete or (function if isinstance(function, str) else function.name) in self.names
+
+
+class Visibility:
+    """`Access` applied to one catalog: each caller's `View`, cached per distinct set of names.
+
+    Construction refuses `hide` and scope patterns that name no function, with the closest names.
+    """
+
+    def __init__(self, catalog: Catalog, access: Access) -> None:
+        self.catalog = catalog
+        self.access = access
+        names = [function.name for function in catalog.functions()]
+        for pattern in access.hide:
+            _check_pattern(names, pattern, f"hide {pattern!r}")
+        for scope, patterns in (access.scopes or {}).items():
+            for pattern in patterns:
+                _check_pattern(names, pattern, f"scope {scope!r}: pattern {pattern!r}")
+        self._all = View(catalog=catalog, names=frozenset(names), complete=True)
+        hidden = _matching(catalog, access.hide)
+        self._shown = self._all.names - hidden
+        self._by_scopes: dict[frozenset[str], frozenset[str]] = {}
+        self._views: OrderedDict[frozenset[str], View] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def active(self) -> bool:
+        """Whether some caller may see less than the whole catalog."""
+        return self.access.active
+
+    def view(self, caller: Caller) -> View:
+        """The functions `caller` sees."""
+        if not self.active:
+            return self._all
+        names = self._shown
+        scopes = self.access.scopes
+        if scopes is not None and caller.scopes is not None:
+            names = names & self._scoped(caller.scopes)
+        hook = self.access.visible
+        if hook is not None:
+            names = frozenset(
+                function.name
+                for function in self.catalog.functions()
+                if function.name in names and hook(caller, function) is True
+            )
+        return self._view_of(names)
+
+    def allows(self, caller: Caller, function: Function) -> bool:
+        """Whether `caller` sees `function` (without building its whole view)."""
+        if not self.active:
+            return True
+        if function.name not in self._shown:
+            return False
+        scopes = self.access.scopes
+        if scopes is not None and caller.scopes is not None and function.name not in self._scoped(caller.scopes):
+            return False
+        hook = self.access.visible
+        return hook is None or hook(caller, function) is True
+
+    def _scoped(self, granted: frozenset[str]) -> frozenset[str]:
+        found = self._by_scopes.get(granted)
+        if found is None:
+            scopes = self.access.scopes or {}
+            found = _matching(self.catalog, [pattern for scope in granted for pattern in scopes.get(scope, ())])
+            with self._lock:
+                if len(self._by_scopes) >= _SCOPE_SETS:
+                    self._by_scopes.clear()
+                self._by_scopes[granted] = found
+        return found
+
+    def _view_of(self, names: frozenset[str]) -> View:
+        if names == self._all.names:
+            return self._all
+        with self._lock:
+            found = self._views.get(names)
+            if found is not None:
+                self._views.move_to_end(names)
+                return found
+        view = View(catalog=restricted(self.catalog, names), names=names, complete=False)
+        with self._lock:
+            self._views[names] = view
+            while len(self._views) > _VIEWS:
+                self._views.popitem(last=False)
+        return view
+
+
+def restricted(catalog: Catalog, names: Collection[str]) -> Catalog:
+    """`catalog` with only the functions named: empty modules dropped, terms' users cut to those functions."""
+    keep = frozenset(names)
+    modules: list[Module] = []
+    for module in catalog.modules:
+        functions = tuple(function for function in module.functions if function.name in keep)
+        if functions:
+            modules.append(replace(module, functions=functions))
+    terms = [
+        replace(
+            term,
+            accepted_by=tuple(name for name in term.accepted_by if name in keep),
+            returned_by=tuple(name for name in term.returned_by if name in keep),
+        )
+        for term in catalog.terms
+    ]
+    return Catalog(
+        title=catalog.title,
+        version=catalog.version,
+        description=catalog.description,
+        modules=modules,
+        terms=terms,
+        warnings=catalog.warnings,
+        space=catalog.space,
+        servers=catalog.servers,
+    )
+
+
+def _matching(catalog: Catalog, patterns: Sequence[str]) -> frozenset[str]:
+    return frozenset(
+        function.name
+        for function in catalog.functions()
+        if any(fnmatch.fnmatchcase(function.name, pattern) for pattern in patterns)
+    )
+
+
+def _check_pattern(names: Sequence[str], pattern: str, what: str) -> None:
+    if any(fnmatch.fnmatchcase(name, pattern) for name in names):
+        return
+    close = (
+        difflib.get_close_matches(pattern, names, n=3, cutoff=0.5)
+        or [name for name in names if pattern.split(".")[0] in name][:3]
+    )
+    hint = f"; closest: {', '.join(close)}" if close else "; search_functions (or `catalog search`) finds the names"
+    raise ConfigError(f"{what} names no function of the catalog{hint}")
+
+
+def _scope_map(scopes: object) -> dict[str, tuple[str, ...]]:
+    if not isinstance(scopes, Mapping):
+        raise ConfigError(
+            f"scopes maps OAuth scopes to function-name patterns, e.g. {{'orders:read': ['orders.*']}}, not {scopes!r}"
+        )
+    checked: dict[str, tuple[str, ...]] = {}
+    for scope, patterns in scopes.items():
+        if not isinstance(scope, str) or not scope or any(ch.isspace() for ch in scope):
+            raise ConfigError(f"scope {scope!r} must be a non-empty scope name without spaces")
+        if isinstance(patterns, str) or not isinstance(patterns, Sequence):
+            raise ConfigError(
+                f"scope {scope!r}: give a list of function-name patterns, e.g. ['orders.*'], not {patterns!r}"
+            )
+        if not all(isinstance(pattern, str) for pattern in patterns):
+            raise ConfigError(f"scope {scope!r}: patterns are strings such as 'orders.*', got {list(patterns)!r}")
+        checked[scope] = tuple(patterns)
+    return checked

@@ -1,0 +1,270 @@
+"""`Policy`: the one place that decides, for one caller, which functions exist, what it may do and how much it
+may start. `Policy.of(request)` gives the `CallerPolicy` of one MCP request; every path asks it and none filters
+on its own (tools, search, describe, explain, calls, promoted tools, scripts, resources, prompts, completions,
+instructions, the reference page, ChatGPT search/fetch, tasks, subscriptions, and what errors suggest).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from catalog.errors import UnknownNameError, shown
+from catalog.model import Catalog, Function
+from gateway.caller import RequestInfo
+from gateway.errors import LimitError, ToolError
+from gateway.limits import Limits, option_name
+from gateway.policy.access import Access, View, Visibility
+from gateway.policy.budgets import Budget, Lease
+from gateway.policy.caller import Caller
+
+__all__ = ["CallerPolicy", "Policy", "ScriptRules", "serving"]
+
+AllowHook = Callable[[Any], bool | Awaitable[bool]]
+"""Decides from the caller's whoami answer (decoded JSON) whether it may run scripts; sync or async."""
+
+Identify = Callable[["CallerPolicy"], Awaitable[Any]]
+"""Calls the whoami function with the caller's credentials: its decoded answer, or ToolError when it fails."""
+
+#: Distinct callers' instructions kept (as many as the visibility keeps views, and then some).
+_CACHED_INSTRUCTIONS: Final = 64
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptRules:
+    """What run_script may do: its tool's name, whether scripts may call functions that change data, and the
+    `allow` hook on the caller's whoami answer (None: every caller whoami accepts)."""
+
+    tool: str
+    allow_writes: bool = False
+    allow: AllowHook | None = field(default=None, compare=False)
+
+
+class Policy:
+    """The gateway's rules for every caller: `access` (who sees what), `limits` (budgets), the promoted tools and
+    the script rules; `of(request)` gives one request's `CallerPolicy`.
+
+    `instructions(catalog)` renders the server instructions of a view; `identify` runs whoami for a caller
+    (needed when `scripts.allow` is given).
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        access: Access | None = None,
+        limits: Limits | None = None,
+        instructions: Callable[[Catalog], str] | None = None,
+        scripts: ScriptRules | None = None,
+        identify: Identify | None = None,
+    ) -> None:
+        self.catalog = catalog
+        self.access = access or Access()
+        self.limits = limits or Limits()
+        self.visibility = Visibility(catalog, self.access)
+        self.scripts = scripts
+        self._identify = identify
+        self._render_instructions = instructions
+        self._instructions: OrderedDict[frozenset[str] | None, str] = OrderedDict()
+        #: Promoted tools by tool name, with their functions: a tool is offered to those who see its function.
+        self.promoted: Mapping[str, Function] = {}
+        limits_ = self.limits
+        self.tasks = Budget(
+            ("task running", "tasks running"),
+            per_caller=limits_.tasks_running_per_caller,
+            per_caller_option="tasks_running_per_caller",
+            advice="wait for one to end (tasks/get) or cancel one (tasks/cancel), then send the call again",
+            overall=limits_.tasks_running,
+            overall_option="tasks_running",
+            overall_advice="retry shortly, or make the call without a task",
+        )
+        self.subscriptions = Budget(
+            ("subscriptions/listen stream open", "subscriptions/listen streams open"),
+            per_caller=limits_.subscriptions_per_caller,
+            per_caller_option="subscriptions_per_caller",
+            advice="close one (or follow several tasks on one stream) before opening another",
+            overall=limits_.subscriptions,
+            overall_option="subscriptions",
+        )
+        self.script_runs = Budget(
+            ("script running", "scripts running"),
+            per_caller=limits_.scripts_per_caller,
+            per_caller_option="scripts_per_caller",
+            advice="wait for the result of the one running, then run the next",
+        )
+
+    @property
+    def varies(self) -> bool:
+        """Whether two callers may be offered different tools: a visibility rule with promoted tools, or an
+        `allow` hook on scripts."""
+        return (self.visibility.active and bool(self.promoted)) or (
+            self.scripts is not None and self.scripts.allow is not None
+        )
+
+    def of(self, request: RequestInfo, caller: Caller | None = None) -> CallerPolicy:
+        """The policy of the caller of `request` (`caller` when it was already made, e.g. an anonymous one)."""
+        return CallerPolicy(self, caller or Caller.of(request))
+
+    def instructions_of(self, view: View) -> str:
+        """The server instructions for the functions of `view` (cached per distinct view)."""
+        key = None if view.complete else view.names
+        found = self._instructions.get(key)
+        if found is None:
+            found = self._render_instructions(view.catalog) if self._render_instructions is not None else ""
+            self._instructions[key] = found
+            while len(self._instructions) > _CACHED_INSTRUCTIONS:
+                self._instructions.popitem(last=False)
+        return found
+
+
+class CallerPolicy:
+    """One caller's answers: which functions exist for it, what it may do, how much it may start."""
+
+    def __init__(self, policy: Policy, caller: Caller) -> None:
+        self.policy = policy
+        self.caller = caller
+        self._me: tuple[Any] | None = None
+
+    @property
+    def request(self) -> RequestInfo:
+        """The MCP request this policy answers for."""
+        return self.caller.request
+
+    @property
+    def owner(self) -> str:
+        """Whose state the caller leaves on the server (its identity and grant)."""
+        return self.caller.owner
+
+    # Which functions exist for the caller
+
+    @functools.cached_property
+    def view(self) -> View:
+        """The caller's functions."""
+        return self.policy.visibility.view(self.caller)
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog as the caller knows it: its functions only, terms cut to them."""
+        return self.view.catalog if self.policy.visibility.active else self.policy.catalog
+
+    def sees(self, function: Function) -> bool:
+        """Whether `function` exists for the caller."""
+        if "view" in self.__dict__:
+            return self.view.allows(function)
+        return self.policy.visibility.allows(self.caller, function)
+
+    @property
+    def function_names(self) -> tuple[str, ...]:
+        """The full names of the caller's functions, in catalog order."""
+        return tuple(function.name for function in self.catalog.functions())
+
+    def function(self, name: str) -> Function:
+        """The caller's function `name`; ToolError naming the closest of the caller's own functions when it has
+        none (a function it does not see is unknown in the same words as one that does not exist)."""
+        try:
+            return self.catalog.function(name)
+        except UnknownNameError as error:
+            hint = f" Did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
+            raise ToolError(f"Unknown function {shown(name)}.{hint} Call search_functions to find functions.") from None
+
+    @property
+    def instructions(self) -> str:
+        """The server instructions the caller gets: its own modules."""
+        return self.policy.instructions_of(self.view)
+
+    # What the caller may do
+
+    async def identity(self) -> Any:
+        """The caller's whoami answer (called once per request); ToolError when whoami fails or is not set."""
+        if self._me is None:
+            identify = self.policy._identify
+            if identify is None:
+                raise ToolError("this server has no whoami function to say who is calling")
+            self._me = (await identify(self),)
+        return self._me[0]
+
+    async def may_run_scripts(self) -> bool:
+        """Whether run_script is the caller's: scripts are served, and the `allow` hook (after whoami) says yes.
+
+        Without a hook every caller may; a caller whoami refuses may not (its run would fail).
+        """
+        rules = self.policy.scripts
+        if rules is None:
+            return False
+        if rules.allow is None:
+            return True
+        try:
+            me = await self.identity()
+        except ToolError:
+            return False
+        verdict = rules.allow(me)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        return verdict is True
+
+    def script_refusal(self, function: Function) -> str | None:
+        """Why a script of this caller may not call `function` (None: it may); the function is the caller's."""
+        rules = self.policy.scripts
+        if not function.read_only and not (rules is not None and rules.allow_writes):
+            return (
+                f"{function.name} changes data, and scripts on this server may only call read-only functions; "
+                "call it with call_function instead"
+            )
+        return None
+
+    # Which tools the caller is offered
+
+    async def hidden_tools(self) -> frozenset[str]:
+        """The tools the caller is not offered: promoted tools of functions it does not see, and run_script when
+        the `allow` hook refuses it."""
+        hidden = {tool for tool, function in self.policy.promoted.items() if not self.sees(function)}
+        rules = self.policy.scripts
+        if rules is not None and rules.allow is not None and not await self.may_run_scripts():
+            hidden.add(rules.tool)
+        return frozenset(hidden)
+
+    async def hides_tool(self, name: str) -> bool:
+        """Whether tool `name` is hidden from the caller (only run_script's `allow` hook may cost a whoami call)."""
+        function = self.policy.promoted.get(name)
+        if function is not None:
+            return not self.sees(function)
+        rules = self.policy.scripts
+        if rules is not None and name == rules.tool and rules.allow is not None:
+            return not await self.may_run_scripts()
+        return False
+
+    # How much the caller may start
+
+    def start_task(self) -> Lease:
+        """A place for one more task running; LimitError past the caller's or the server's limit."""
+        return self.policy.tasks.take(self.owner)
+
+    def check_stored_tasks(self, kept: int) -> None:
+        """LimitError when the caller keeps `kept` tasks already, its limit of tasks kept on the server."""
+        limit = self.policy.limits.tasks_stored_per_caller
+        if kept >= limit:
+            raise LimitError(
+                f"you keep {kept} tasks on this server, the most one caller may keep "
+                f"({option_name('tasks_stored_per_caller')} is {limit}); wait for older tasks to expire (their "
+                "ttl), ask for a shorter ttl, or make the call without a task",
+                limit="tasks_stored_per_caller",
+                value=limit,
+            )
+
+    def open_subscription(self) -> Lease:
+        """A place for one more subscriptions/listen stream; LimitError past the caller's or the server's limit."""
+        return self.policy.subscriptions.take(self.owner)
+
+    def run_script(self) -> Lease:
+        """A place for one more script running; LimitError past the caller's limit."""
+        return self.policy.script_runs.take(self.owner)
+
+
+serving: ContextVar[CallerPolicy | None] = ContextVar("gateway.serving", default=None)
+"""The caller policy of the MCP request being served over HTTP, for what the SDK builds without a request at hand
+(the server instructions in initialize and server/discover); None elsewhere (stdio, in-process calls)."""
