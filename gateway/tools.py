@@ -19,7 +19,7 @@ from gateway._response_check import ResponseCheck
 from gateway.caller import RestContext
 from gateway.dispatcher import CallOutcome, Dispatcher
 from gateway.errors import ConfigError, ToolError
-from gateway.identity import identity_view
+from gateway.identity import REDACTED, identity_view
 from gateway.policy import CallerPolicy
 from gateway.results import cap_lines, fit_texts, response_result, value_result
 from gateway.toolspec import TextContent, ToolResult, ToolSpec, validator_for
@@ -326,16 +326,19 @@ class ToolSet:
             return self._result(outcome, context)
         view = identity_view(answer, self.whoami_fields)
         result = value_result(self.whoami, view.value, max_output_bytes=self.max_output_bytes, scripts=self.scripts)
-        if not view.left_out:
+        notes = []
+        if view.left_out:
+            notes.append(
+                f"whoami shows only the fields the operator chose; left out: {_listed(view.left_out)}"
+                if view.chosen
+                else f"left out because they look like credentials: {_listed(view.left_out)}"
+            )
+        if view.redacted:
+            listed = _listed(view.redacted)
+            notes.append(f"redacted in place because they hold credentials, shown as {REDACTED}: {listed}")
+        if not notes:
             return result
-        listed = ", ".join(view.left_out[:20]) + (
-            f", … {len(view.left_out) - 20} more" if len(view.left_out) > 20 else ""
-        )
-        note = (
-            f"(whoami shows only the fields the operator chose; left out: {listed})"
-            if view.chosen
-            else f"(left out because they look like credentials: {listed})"
-        )
+        note = f"({'; '.join(notes)})"
         return ToolResult(content=(*result.content, TextContent(text=note)), structured=result.structured)
 
     async def _search(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
@@ -566,3 +569,8 @@ def _near_by_function_name(name: str, catalog: Catalog) -> list[str]:
         by_tail.setdefault(function.name.rpartition(".")[2], []).append(function.name)
     tails = difflib.get_close_matches(name.rpartition(".")[2], list(by_tail), n=5, cutoff=0.5)
     return [full for tail in tails for full in by_tail[tail]][:5]
+
+
+def _listed(paths: Sequence[str]) -> str:
+    """The first 20 of whoami's `paths`, and how many more."""
+    return ", ".join(paths[:20]) + (f", … {len(paths) - 20} more" if len(paths) > 20 else "")

@@ -361,6 +361,57 @@ def header_echo_app(seen: list[dict[str, str]]) -> FastAPI:
     return rest
 
 
+def me_app(answer: dict[str, Any]) -> FastAPI:
+    """A REST app whose `me` operation answers with `answer`."""
+    rest = FastAPI()
+
+    @rest.get("/me", operation_id="get_me", tags=["users"])
+    async def get_me() -> dict[str, Any]:
+        return answer
+
+    return rest
+
+
+def texts(result: types.CallToolResult) -> list[str]:
+    return [block.text for block in result.content if isinstance(block, types.TextContent)]
+
+
+async def test_whoami_redacts_a_password_inside_a_url_and_shows_times_and_flags_named_after_the_password() -> None:
+    rest = me_app(
+        {
+            "name": "Grace",
+            "database_url": "postgres://admin:PASSWORD@db.internal:5432/app",
+            "password_changed_at": "2026-01-01T00:00:00Z",
+            "password_needs_reset": False,
+            "api_token": "tok_0123456789abcdef",
+        }
+    )
+    Gateway(app=rest, whoami="users.get_me").mount(rest)
+    async with connect(rest) as client:
+        result = await client.call_tool("whoami", {})
+    assert result.structured_content == {
+        "name": "Grace",
+        "database_url": "postgres://admin:…@db.internal:5432/app",
+        "password_changed_at": "2026-01-01T00:00:00Z",
+        "password_needs_reset": False,
+    }
+    shown = texts(result)
+    assert not any("PASSWORD" in part or "tok_0123" in part for part in shown)
+    assert shown[-1] == (
+        "(left out because they look like credentials: api_token; "
+        "redacted in place because they hold credentials, shown as …: database_url)"
+    )
+
+
+async def test_whoami_says_what_it_redacted_when_it_left_nothing_out() -> None:
+    rest = me_app({"name": "Grace", "links": ["https://example.com/cb?api_key=abc&x=1"]})
+    Gateway(app=rest, whoami="users.get_me").mount(rest)
+    async with connect(rest) as client:
+        result = await client.call_tool("whoami", {})
+    assert result.structured_content == {"name": "Grace", "links": ["https://example.com/cb?api_key=…&x=1"]}
+    assert texts(result)[-1] == "(redacted in place because they hold credentials, shown as …: links[0])"
+
+
 async def test_credentials_can_be_split_from_a_key_secret_token() -> None:
     seen: list[dict[str, str]] = []
     rest = header_echo_app(seen)
