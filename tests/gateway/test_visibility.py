@@ -154,7 +154,7 @@ def test_a_scope_pattern_that_names_no_function_is_refused_with_the_closest_name
 
 async def oauth_token(server: OAuthServer, key: str, scopes: list[str]) -> str:
     """An access token for the user of `key`, granted `scopes`, issued as the authorization endpoint would."""
-    client = await server.clients.find("cli")
+    client = await server.clients.find("cli", address="127.0.0.1")
     assert client is not None
     verifier = "v" * 64
     code = await server.grants.issue_code(
