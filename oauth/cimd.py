@@ -15,6 +15,12 @@ can neither make the server knock on many doors quickly nor spend the budget oth
 fetch a few documents from one host and a few in all, its network (IPv4 /24, IPv6 /48) a few more, the server
 more again, and each budget is smaller than the next. A host's budget is one address's: fetches that one
 address spent at claude.ai never refuse another address's fetch of claude.ai's document.
+
+A document fetched before is still served, for up to `stale_if_error` seconds past its expiry, while fetching
+it again is refused by a budget or fails on the way (RFC 5861 §4: no answer, a timeout, a 5xx or a 429), so
+that a visitor who spends the server's budget cannot lock out the clients it already knows. Any other answer
+is the publisher's: a document withdrawn (404, 410, a redirect) or changed into one that is not acceptable
+(not JSON, too large, not an object) replaces the copy, which is never served again.
 """
 
 from __future__ import annotations
@@ -64,7 +70,20 @@ _FAILURE_TTL: Final = 60.0
 
 
 class _Unreachable(Exception):
-    """The document could not be fetched; the message is the operator's detail, never shown to the visitor."""
+    """The document could not be fetched; the message is the operator's detail, never shown to the visitor.
+
+    `transient` when the publisher failed to answer (RFC 5861 §4), so that a copy fetched before may stand in.
+    """
+
+    def __init__(self, detail: str, *, transient: bool = True) -> None:
+        super().__init__(detail)
+        self.transient = transient
+
+
+def _is_transient(status: int) -> bool:
+    """Whether an HTTP status says the publisher failed to answer (RFC 5861 §4: 500, 502, 503, 504; and 429,
+    which asks to come back later), rather than answering that there is no document here."""
+    return status >= 500 or status == 429
 
 
 def _unreachable(url: str) -> ClientDocumentError:
@@ -122,7 +141,9 @@ class FetchBudgets:
     per-address limit of this package), against that address's network (an IPv4 /24, an IPv6 /48) and against
     the server. `per_host` bounds the distinct documents one address has fetched from one host: fetching one of
     those again costs that address's other budgets only. Each budget is at most the next, and a network's is
-    below the server's, so no address and no network can spend everyone's budget.
+    below the server's, so no address and no network can spend everyone's budget. Many networks together still
+    can, for a window: then documents fetched before stand in (`ClientDocuments` `stale_if_error`), and only
+    clients this server has never fetched wait.
     """
 
     window: float = 60.0
@@ -210,19 +231,23 @@ _REFUSALS: Final[dict[FetchBudget, str]] = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(kw_only=True)
 class _Stored:
     """A document fetched successfully, fresh until `expires_at`."""
 
     document: dict[str, Any]
     expires_at: float
+    #: When the operator was last told that this document is served past its expiry.
+    stale_logged_at: float = -math.inf
 
 
 class ClientDocuments:
     """Fetches and caches Client ID Metadata Documents; `fetch` raises ClientDocumentError saying what is wrong.
 
-    `budgets` limit the fetches (`FetchBudgets`). `resolve`, `allow_address` and `ssl_context` exist for tests
-    that serve a document on 127.0.0.1 with a certificate of their own; production keeps the defaults.
+    `budgets` limit the fetches (`FetchBudgets`); a document fetched before stands in for up to `stale_if_error`
+    seconds past its expiry while fetching it again is refused or fails on the way (0: never). `resolve`,
+    `allow_address` and `ssl_context` exist for tests that serve a document on 127.0.0.1 with a certificate of
+    their own; production keeps the defaults.
     """
 
     def __init__(
@@ -232,15 +257,19 @@ class ClientDocuments:
         max_bytes: int = 5 * 1024,
         max_entries: int = 1000,
         budgets: FetchBudgets | None = None,
+        stale_if_error: float = 24 * 3600.0,
         resolve: Resolver | None = None,
         allow_address: Callable[[Address], bool] = is_public_address,
         ssl_context: ssl.SSLContext | None = None,
         clock: Clock | None = None,
     ) -> None:
+        if not isinstance(stale_if_error, int | float) or isinstance(stale_if_error, bool) or stale_if_error < 0:
+            raise ConfigError(f"stale_if_error must be a number of seconds, 0 or more, got {stale_if_error!r}")
         self.timeout = timeout
         self.max_bytes = max_bytes
         self.max_entries = max_entries
         self.budgets = budgets or FetchBudgets()
+        self.stale_if_error = stale_if_error
         self._resolve = resolve or _resolve
         self._allow_address = allow_address
         self._clock = clock or time.time
@@ -258,21 +287,29 @@ class ClientDocuments:
         """The metadata document at `url` (cached), checked to be a JSON object no larger than `max_bytes`.
 
         `address` is where the request that needs the document comes from (`oauth._http.client_address`); a
-        fetch counts against its budgets. ClientDocumentError with `refused_by` when a budget is spent.
+        fetch counts against its budgets. ClientDocumentError with `refused_by` when a budget is spent and no
+        copy fetched before can stand in.
         """
         now = self._clock()
         stored = self._documents.get(url)
-        if stored is not None and stored.expires_at > now:
+        if stored is not None:
             self._documents.move_to_end(url)
-            return stored.document
+            if stored.expires_at > now:
+                return stored.document
         failed = self._failures.get(url)
         if failed is not None and failed[0] > now:
+            # Told to the operator when it failed; until it is tried again, the copy stands in as it did then.
+            if stored is not None and self._may_stand_in(stored, now):
+                return stored.document
             raise ClientDocumentError(failed[1].description)
         if not is_client_id_url(url):
             raise ClientDocumentError(f"client_id {url!r} is not an https URL with a path")
         host = (urlsplit(url).hostname or "").rstrip(".")
         refused = self._spending.spend(url=url, host=host, address=address, now=now)
         if refused is not None:
+            if stored is not None and self._may_stand_in(stored, now):
+                why = f"not fetching it for {address}: the {refused.budget} budget is spent ({refused.reason})"
+                return self._stand_in(url, stored, now, why)
             self._log_refusal(url, address, refused, now)
             window = self.budgets.window
             again = "a minute" if window == 60 else f"{window:g} seconds"
@@ -287,9 +324,16 @@ class ClientDocuments:
         except (TimeoutError, _Unreachable) as failure:
             detail = str(failure) or f"it did not arrive within {self.timeout:g} s"
             self._remember_failure(url, _unreachable(url))
+            if isinstance(failure, _Unreachable) and not failure.transient:
+                # The publisher answered that there is no document: the copy fetched before is withdrawn too.
+                self._documents.pop(url, None)
+            elif stored is not None and self._may_stand_in(stored, self._clock()):
+                return self._stand_in(url, stored, self._clock(), f"it could not be fetched again: {detail}")
             logger.warning("the client metadata document %s could not be fetched: %s", url, detail)
             raise _unreachable(url) from None
         except ClientDocumentError as error:
+            # The publisher changed the document into one that is not acceptable: it replaces the copy.
+            self._documents.pop(url, None)
             self._remember_failure(url, error)
             raise
         self._failures.pop(url, None)
@@ -299,8 +343,26 @@ class ClientDocuments:
             while len(self._documents) > self.max_entries:
                 self._documents.popitem(last=False)
         else:
+            # Cache-Control: no-store: no copy is kept, not even to stand in.
             self._documents.pop(url, None)
         return document
+
+    def _may_stand_in(self, stored: _Stored, now: float) -> bool:
+        """Whether `stored`, expired, is recent enough to be served for a document that cannot be fetched now."""
+        return now - stored.expires_at < self.stale_if_error
+
+    def _stand_in(self, url: str, stored: _Stored, now: float, why: str) -> dict[str, Any]:
+        """The copy fetched before, served stale; the operator is told, once a window for each document."""
+        if now - stored.stale_logged_at >= self.budgets.window:
+            stored.stale_logged_at = now
+            logger.warning(
+                "serving the client metadata document %s fetched before, %d s past its expiry (at most %g s): %s",
+                url,
+                now - stored.expires_at,
+                self.stale_if_error,
+                why,
+            )
+        return stored.document
 
     def _remember_failure(self, url: str, error: ClientDocumentError) -> None:
         self._failures[url] = (self._clock() + _FAILURE_TTL, error)
@@ -347,7 +409,10 @@ class ClientDocuments:
             # Connect to the checked address; TLS still verifies the certificate against the host name (SNI).
             async with self._http.stream("GET", target, headers=headers, extensions={"sni_hostname": host}) as response:
                 if response.status_code != 200:
-                    raise _Unreachable(f"the server answered HTTP {response.status_code}, not 200")
+                    raise _Unreachable(
+                        f"the server answered HTTP {response.status_code}, not 200",
+                        transient=_is_transient(response.status_code),
+                    )
                 body = bytearray()
                 async for chunk in response.aiter_bytes():
                     body.extend(chunk)

@@ -7,6 +7,7 @@ addresses.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import ipaddress
 import logging
@@ -77,12 +78,16 @@ def certificate(folder: Path) -> tuple[Path, Path]:
 
 class DocumentServer:
     """Serves client metadata documents over TLS at client.example and its subdomains; `hits` counts the fetches
-    of each path."""
+    of each path. Setting `status` or `body` makes every document answer with it; `stalled` makes every
+    document wait for `release`."""
 
     def __init__(self) -> None:
         self.hits: dict[str, int] = {}
         self.release = anyio.Event()
         self.port = 0
+        self.status = 200
+        self.body: bytes | None = None
+        self.stalled = False
 
     def url(self, name: str, host: str = HOST) -> str:
         return f"https://{host}:{self.port}/clients/{name}"
@@ -90,6 +95,12 @@ class DocumentServer:
     async def serve(self, request: Request) -> Response:
         name = request.path_params["name"]
         self.hits[name] = self.hits.get(name, 0) + 1
+        if self.stalled:
+            await self.release.wait()
+        if self.status != 200:
+            return JSONResponse({"detail": "unavailable"}, status_code=self.status)
+        if self.body is not None:
+            return Response(self.body, media_type="application/json", headers={"cache-control": "max-age=600"})
         if name == "missing.json":
             return JSONResponse({"detail": "Not Found"}, status_code=404)
         document: dict[str, Any] = {
@@ -544,6 +555,157 @@ async def test_the_addresses_of_one_network_together_cannot_spend_the_fetches_of
     ]
 
 
+async def test_a_document_fetched_before_is_served_while_attackers_from_many_networks_spend_every_fetch(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.cimd")
+    clock = FakeClock()
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock)
+        url = documents.url("good.json")
+        known = await documents_fetcher.fetch(url, address=VISITOR)
+        clock.advance(601)  # one second past its max-age
+        for n in range(1, 121):
+            with contextlib.suppress(ClientDocumentError):
+                await documents_fetcher.fetch(documents.url("x.json", f"h{n}.{HOST}"), address=f"203.0.{n % 4}.{n}")
+        served = await documents_fetcher.fetch(url, address=VISITOR)
+        with pytest.raises(ClientDocumentError) as refused:
+            await documents_fetcher.fetch(documents.url("never-seen.json"), address=VISITOR)
+        await documents_fetcher.aclose()
+    assert (documents.hits["x.json"], documents.hits["good.json"]) == (100, 1)
+    assert served == known
+    assert (refused.value.refused_by, refused.value.description) == (
+        "overall",
+        "too many client metadata documents were fetched just now; try again in a minute",
+    )
+    assert (
+        f"serving the client metadata document {url} fetched before, 1 s past its expiry (at most 86400 s): not "
+        f"fetching it for {VISITOR}: the overall budget is spent (100 fetches in 60 s)"
+    ) in [record.getMessage() for record in caplog.records]
+
+
+#: Seconds past a document's expiry: just past, just within the default bound of a day, and past it once the
+#: failure remembered just before is forgotten.
+LATE = (1, 24 * 3600 - 1, 24 * 3600 + 60)
+
+
+async def test_a_document_fetched_before_stands_in_while_a_budget_refuses_for_a_day_past_its_expiry(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    expires_at = clock.now + 600
+    # Budgets that stay spent for a week: the address's one fetch is the first one.
+    budgets = FetchBudgets(window=7 * 24 * 3600, per_host=1, per_address=1, per_network=1, overall=2)
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock, budgets=budgets)
+        url = documents.url("good.json")
+        await documents_fetcher.fetch(url, address=VISITOR)
+        outcomes: list[str | None] = []
+        for late in LATE:
+            clock.now = expires_at + late
+            try:
+                outcomes.append((await documents_fetcher.fetch(url, address=VISITOR))["client_id"])
+            except ClientDocumentError as refused:
+                outcomes.append(refused.refused_by)
+        await documents_fetcher.aclose()
+    assert outcomes == [url, url, "address"]
+    assert documents.hits == {"good.json": 1}
+
+
+async def fetch_when_late(
+    documents_fetcher: ClientDocuments, url: str, clock: FakeClock, expires_at: float
+) -> list[Any]:
+    """Fetch `url` at each of `LATE` seconds past `expires_at`: the client_id served, or the error's description."""
+    outcomes: list[Any] = []
+    for late in LATE:
+        clock.now = expires_at + late
+        try:
+            outcomes.append((await documents_fetcher.fetch(url, address=VISITOR))["client_id"])
+        except ClientDocumentError as failed:
+            outcomes.append(failed.description)
+    return outcomes
+
+
+@pytest.mark.parametrize("failure", ["HTTP 500", "HTTP 503", "HTTP 429", "a timeout", "the server is down"])
+async def test_a_document_fetched_before_stands_in_while_fetching_it_again_fails_for_a_day_past_its_expiry(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, failure: str
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.cimd")
+    clock = FakeClock()
+    expires_at = clock.now + 600
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock, timeout=0.2)
+        url = documents.url("good.json")
+        await documents_fetcher.fetch(url, address=VISITOR)
+        documents.status = int(failure[5:]) if failure.startswith("HTTP") else 200
+        documents.stalled = failure == "a timeout"
+        if failure != "the server is down":
+            outcomes = await fetch_when_late(documents_fetcher, url, clock, expires_at)
+    if failure == "the server is down":
+        outcomes = await fetch_when_late(documents_fetcher, url, clock, expires_at)
+    await documents_fetcher.aclose()
+    assert outcomes == [url, url, f"the client metadata document at {url!r} {UNREACHABLE}"]
+    told = [record.getMessage() for record in caplog.records]
+    assert [message.split(": it could not be fetched again: ")[0] for message in told[:2]] == [
+        f"serving the client metadata document {url} fetched before, {late} s past its expiry (at most 86400 s)"
+        for late in LATE[:2]
+    ]
+    assert told[2].startswith(f"the client metadata document {url} could not be fetched: ")
+    assert len(told) == 3
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        pytest.param({"body": b"<html>moved</html>"}, "is not JSON", id="not JSON"),
+        pytest.param({"body": b"[]"}, "is not a JSON object", id="not an object"),
+        pytest.param({"body": b'{"padding": "' + b"x" * 6000 + b'"}'}, "is larger than 5120 bytes", id="too large"),
+        pytest.param({"status": 404}, UNREACHABLE, id="withdrawn (404)"),
+        pytest.param({"status": 410}, UNREACHABLE, id="withdrawn (410)"),
+    ],
+)
+async def test_a_document_that_comes_back_invalid_or_withdrawn_is_not_served_from_before(
+    tmp_path: Path, change: dict[str, Any], problem: str
+) -> None:
+    clock = FakeClock()
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock)
+        url = documents.url("good.json")
+        await documents_fetcher.fetch(url, address=VISITOR)
+        clock.advance(601)
+        for name, value in change.items():
+            setattr(documents, name, value)
+        with pytest.raises(ClientDocumentError) as changed:
+            await documents_fetcher.fetch(url, address=VISITOR)
+        # The copy from before is gone: when the publisher then fails to answer, it does not come back.
+        documents.body, documents.status = None, 503
+        clock.advance(61)
+        with pytest.raises(ClientDocumentError) as failing:
+            await documents_fetcher.fetch(url, address=VISITOR)
+        await documents_fetcher.aclose()
+    assert (changed.value.code, changed.value.description) == (
+        "invalid_client",
+        f"the client metadata document at {url!r} {problem}",
+    )
+    assert (failing.value.code, failing.value.description) == (
+        "invalid_client",
+        f"the client metadata document at {url!r} {UNREACHABLE}",
+    )
+    assert documents.hits["good.json"] == 3
+
+
+async def test_a_document_served_with_no_store_is_never_served_from_before(tmp_path: Path) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust)
+        url = documents.url("no-store.json")
+        await documents_fetcher.fetch(url, address=VISITOR)
+        documents.status = 503
+        with pytest.raises(ClientDocumentError) as failing:
+            await documents_fetcher.fetch(url, address=VISITOR)
+        await documents_fetcher.aclose()
+    assert failing.value.description == f"the client metadata document at {url!r} {UNREACHABLE}"
+
+
 @pytest.mark.parametrize(
     ("options", "problem"),
     [
@@ -559,6 +721,12 @@ def test_fetch_budgets_that_would_let_one_network_spend_everything_say_what_to_c
     with pytest.raises(ConfigError) as refused:
         FetchBudgets(**options)
     assert problem in str(refused.value)
+
+
+def test_a_negative_stale_bound_says_what_to_give() -> None:
+    with pytest.raises(ConfigError) as refused:
+        ClientDocuments(stale_if_error=-1)
+    assert str(refused.value) == "stale_if_error must be a number of seconds, 0 or more, got -1"
 
 
 @pytest.mark.parametrize(
