@@ -7,7 +7,7 @@ gateway's `auth` function: an MCP access token becomes the REST headers of the u
 from __future__ import annotations
 
 from oauth.app import OAuthServer
-from oauth.cimd import ClientDocuments
+from oauth.cimd import ClientDocuments, FetchBudgets
 from oauth.config import OAuthConfig, PreregisteredClient
 from oauth.errors import ConfigError, LoginError, OAuthError, ProtocolError, StoreError, TokenError
 from oauth.grants import Principal
@@ -19,6 +19,7 @@ __all__ = [
     "ApiKeyLogin",
     "ClientDocuments",
     "ConfigError",
+    "FetchBudgets",
     "Login",
     "LoginError",
     "OAuthConfig",

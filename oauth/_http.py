@@ -19,6 +19,7 @@ __all__ = [
     "client_address",
     "error_response",
     "json_response",
+    "network_key",
     "rate_key",
     "read_form",
     "read_json",
@@ -128,4 +129,18 @@ def rate_key(address: str) -> str:
         return str(ipaddress.IPv6Network(f"{parsed}/64", strict=False))
     if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
         return str(parsed.ipv4_mapped)
+    return address
+
+
+def network_key(address: str) -> str:
+    """The key a client address's network is counted under: an IPv4 address's /24, an IPv6 address's /48 (a
+    common allocation to one site, RFC 6177 §3, holding 65,536 /64s), so that one holder of many addresses
+    shares one budget."""
+    parsed = _parsed(address)
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    if isinstance(parsed, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network(f"{parsed}/48", strict=False))
+    if isinstance(parsed, ipaddress.IPv4Address):
+        return str(ipaddress.IPv4Network(f"{parsed}/24", strict=False))
     return address

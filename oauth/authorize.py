@@ -97,9 +97,9 @@ class Authorization:
                 status=429,
             )
         try:
-            client = await self.clients.find(client_id)
+            client = await self.clients.find(client_id, address=address)
         except ProtocolError as error:
-            return pages.error_page("This app could not be identified", error.description)
+            return _unidentified(error)
         if client is None:
             return pages.error_page(
                 "Unknown app", f"No app with client_id {client_id!r} is registered here. {_START_AGAIN}"
@@ -259,10 +259,11 @@ class Authorization:
                 f"It was not sent from the page this browser opened. {_START_AGAIN}",
                 status=403,
             )
+        address = client_address(request, self.config.proxy_networks)
         try:
-            client = await self.clients.find(record["client_id"])
+            client = await self.clients.find(record["client_id"], address=address)
         except ProtocolError as error:
-            return pages.error_page("This app could not be identified", error.description)
+            return _unidentified(error)
         if client is None:
             return pages.error_page("Unknown app", f"The app is no longer registered. {_START_AGAIN}")
         return form, record, client
@@ -346,6 +347,17 @@ class Authorization:
             params.append(("state", state))
         params.append(("iss", self.config.issuer))
         return _redirect(_authlib.add_query(redirect_uri, params), 303)
+
+
+def _unidentified(error: ProtocolError) -> Response:
+    """The page for a client that could not be looked up: 429 when its metadata document may not be fetched now
+    (the page says when to try again), 400 when the client is at fault."""
+    if error.code != "temporarily_unavailable":
+        return pages.error_page("This app could not be identified", error.description)
+    response = pages.error_page("This app could not be identified", error.description, status=error.status)
+    if error.retry_after is not None:
+        response.headers["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def _redirect(url: str, status: int) -> Response:

@@ -226,15 +226,17 @@ class ClientRegistry:
             for client in config.clients
         }
 
-    async def find(self, client_id: str) -> Client | None:
-        """The client with this client_id, or None; ClientDocumentError when its metadata document is unusable."""
+    async def find(self, client_id: str, *, address: str) -> Client | None:
+        """The client with this client_id, or None; ClientDocumentError when its metadata document is unusable
+        or may not be fetched now. `address` is where the request comes from: a metadata document fetched for it
+        counts against that address's budgets (`oauth.cimd.FetchBudgets`)."""
         configured = self._configured.get(client_id)
         if configured is not None:
             return configured
         if is_client_id_url(client_id):
             if self.documents is None or not self.config.client_metadata_documents:
                 return None
-            document = await self.documents.fetch(client_id)
+            document = await self.documents.fetch(client_id, address=address)
             return self._document_client(client_id, document)
         key = token_hash(client_id)
         record = await self.store.get("client", key) or await self.store.get("new-client", key)
@@ -364,14 +366,15 @@ class ClientRegistry:
             response["client_secret_expires_at"] = 0
         return response
 
-    async def authenticate(self, form: Mapping[str, str], authorization: str | None) -> Client:
-        """The client a token or revocation request comes from, authenticated (RFC 6749 §2.3, OAuth 2.1 §2.4)
-        the one way it registered (`token_endpoint_auth_method`).
+    async def authenticate(self, form: Mapping[str, str], authorization: str | None, *, address: str) -> Client:
+        """The client a token or revocation request from `address` comes from, authenticated (RFC 6749 §2.3,
+        OAuth 2.1 §2.4) the one way it registered (`token_endpoint_auth_method`).
 
         ProtocolError `invalid_request` (400) when the request authenticates two ways at once (RFC 6749 §2.3:
         "MUST NOT use more than one authentication method in each request"); `invalid_client` (401) when the
         client is unknown, uses another method than its own or sends a wrong secret: an MCP client that gets
-        it registers again.
+        it registers again. `temporarily_unavailable` (429) when its metadata document may not be fetched now:
+        the client is not at fault, and tries again later.
         """
         client_id, secret = form.get("client_id"), form.get("client_secret")
         used: TokenAuthMethod = "client_secret_post" if secret else "none"
@@ -398,8 +401,10 @@ class ClientRegistry:
         if not client_id:
             raise ProtocolError("invalid_client", "the request names no client: send client_id")
         try:
-            client = await self.find(client_id)
+            client = await self.find(client_id, address=address)
         except ProtocolError as error:
+            if error.code == "temporarily_unavailable":
+                raise
             raise ProtocolError("invalid_client", error.description) from None
         if client is None:
             raise ProtocolError(

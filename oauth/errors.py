@@ -4,7 +4,8 @@ OAuthError
 ├── ConfigError        the server was configured with something it cannot serve (says what to fix)
 ├── StoreError         the token store failed or holds a record this version cannot read
 ├── ProtocolError      a request broke OAuth; answered with the RFC 6749 §5.2 error `code` and `description`
-│   └── ClientDocumentError   a Client ID Metadata Document could not be fetched or is not acceptable
+│   └── ClientDocumentError   a Client ID Metadata Document could not be fetched, is not acceptable, or a fetch
+│                             budget refused to fetch it now (`refused_by`)
 ├── LoginError         the person at the login page could not be logged in (shown on the page)
 └── TokenError         an MCP request's access token is missing or not valid (answered 401 with `www_authenticate`)
 """
@@ -17,6 +18,7 @@ __all__ = [
     "ClientDocumentError",
     "ConfigError",
     "ErrorCode",
+    "FetchBudget",
     "LoginError",
     "OAuthError",
     "ProtocolError",
@@ -41,6 +43,10 @@ ErrorCode = Literal[
     "temporarily_unavailable",
 ]
 """The error codes of RFC 6749 §4.1.2.1 and §5.2, RFC 7009 §2.2.1, RFC 7591 §3.2.2 and RFC 8707 §2."""
+
+FetchBudget = Literal["host", "address", "network", "overall"]
+"""The budgets of metadata-document fetches (`oauth.cimd.FetchBudgets`): one requesting address's documents from one
+host, that address's fetches, its network's, and the whole server's."""
 
 _STATUS: dict[str, int] = {"invalid_client": 401, "server_error": 500, "temporarily_unavailable": 503}
 
@@ -80,10 +86,18 @@ class ProtocolError(OAuthError):
 
 
 class ClientDocumentError(ProtocolError):
-    """A Client ID Metadata Document could not be fetched, or does not describe the client that names it."""
+    """A Client ID Metadata Document could not be fetched, or does not describe the client that names it.
 
-    def __init__(self, description: str) -> None:
-        super().__init__("invalid_client", description)
+    `invalid_client`, unless `refused_by` names the fetch budget that is spent: then the client is not at fault
+    and may try again after `retry_after` seconds, so the error is `temporarily_unavailable` with status 429.
+    """
+
+    def __init__(self, description: str, *, refused_by: FetchBudget | None = None, retry_after: int = 60) -> None:
+        if refused_by is None:
+            super().__init__("invalid_client", description)
+        else:
+            super().__init__("temporarily_unavailable", description, status=429, retry_after=retry_after)
+        self.refused_by = refused_by
 
 
 class LoginError(OAuthError):

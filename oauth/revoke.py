@@ -5,7 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from oauth._http import NO_STORE, error_response, read_form
+from oauth._http import NO_STORE, client_address, error_response, read_form
 from oauth.clients import ClientRegistry
 from oauth.errors import ProtocolError
 from oauth.events import Events
@@ -27,7 +27,8 @@ class RevocationEndpoint:
         authorization = request.headers.get("authorization")
         try:
             form = await read_form(request)
-            client = await self.clients.authenticate(form, authorization)
+            address = client_address(request, self.clients.config.proxy_networks)
+            client = await self.clients.authenticate(form, authorization, address=address)
             token = form.get("token")
             if not token:
                 raise ProtocolError("invalid_request", "the token parameter is missing")

@@ -8,7 +8,7 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import Response
 
-from oauth._http import error_response, json_response, read_form
+from oauth._http import client_address, error_response, json_response, read_form
 from oauth.clients import ClientRegistry
 from oauth.errors import ProtocolError
 from oauth.events import Events
@@ -36,7 +36,8 @@ class TokenEndpoint:
         authorization = request.headers.get("authorization")
         try:
             form = await read_form(request)
-            client = await self.clients.authenticate(form, authorization)
+            address = client_address(request, self.clients.config.proxy_networks)
+            client = await self.clients.authenticate(form, authorization, address=address)
             grant_type = form.get("grant_type")
             # RFC 6749 §5.2: a missing parameter is an invalid request, whatever its value would have been.
             if not grant_type:

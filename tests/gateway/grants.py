@@ -34,7 +34,7 @@ def oauth_server(scopes: tuple[str, ...] = SCOPES) -> OAuthServer:
 
 async def oauth_token(server: OAuthServer, scopes: list[str], key: str = ADMIN_KEY) -> str:
     """An access token for the user of `key`, granted `scopes`, issued as the authorization endpoint would."""
-    client = await server.clients.find("cli")
+    client = await server.clients.find("cli", address="127.0.0.1")
     assert client is not None
     verifier = "v" * 64
     code = await server.grants.issue_code(

@@ -1,11 +1,13 @@
 """Client ID Metadata Documents: a URL as client_id, fetched over TLS from a document server on 127.0.0.1.
 
-The server's certificate names `client.example`; the fetcher under test resolves that name to 127.0.0.1 and
-is told to allow that address. Every other test uses the production policy, which refuses such addresses.
+The server's certificate names `client.example` and its subdomains; the fetcher under test resolves those names
+to 127.0.0.1 and is told to allow that address. Every other test uses the production policy, which refuses such
+addresses.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import ipaddress
 import logging
@@ -34,8 +36,8 @@ from starlette.routing import Route
 
 from gateway.demo import ADMIN_KEY
 from gateway.lifespan import app_lifespan
-from oauth.cimd import Address, ClientDocuments, is_client_id_url, is_public_address
-from oauth.errors import ClientDocumentError, ProtocolError
+from oauth.cimd import Address, ClientDocuments, FetchBudgets, is_client_id_url, is_public_address
+from oauth.errors import ClientDocumentError, ConfigError, ProtocolError
 from tests.gateway.conftest import _Uvicorn
 from tests.oauth.conftest import Browser, FakeClock, Site, build_site, free_port, page_form, query
 from tests.oauth.test_attacks import BASE, authorize_url, exchange, new_verifier
@@ -45,10 +47,12 @@ pytestmark = pytest.mark.anyio
 
 HOST = "client.example"
 CALLBACK = "https://app.client.example/callback"
+#: The address of the browser or client whose request makes the server fetch a document.
+VISITOR = "198.51.100.7"
 
 
 def certificate(folder: Path) -> tuple[Path, Path]:
-    """A self-signed certificate for client.example, and its key."""
+    """A self-signed certificate for client.example and its subdomains, and its key."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, HOST)])
     now = datetime.datetime.now(datetime.UTC)
@@ -60,7 +64,7 @@ def certificate(folder: Path) -> tuple[Path, Path]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(HOST)]), critical=False)
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(HOST), x509.DNSName(f"*.{HOST}")]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
     )
@@ -73,23 +77,34 @@ def certificate(folder: Path) -> tuple[Path, Path]:
 
 
 class DocumentServer:
-    """Serves client metadata documents over TLS; `hits` counts the fetches of each path."""
+    """Serves client metadata documents over TLS at client.example and its subdomains; `hits` counts the fetches
+    of each path. Setting `status` or `body` makes every document answer with it; `stalled` makes every
+    document wait for `release`."""
 
     def __init__(self) -> None:
         self.hits: dict[str, int] = {}
         self.release = anyio.Event()
-        self.base = ""
+        self.port = 0
+        self.status = 200
+        self.body: bytes | None = None
+        self.stalled = False
 
-    def url(self, name: str) -> str:
-        return f"{self.base}/clients/{name}"
+    def url(self, name: str, host: str = HOST) -> str:
+        return f"https://{host}:{self.port}/clients/{name}"
 
     async def serve(self, request: Request) -> Response:
         name = request.path_params["name"]
         self.hits[name] = self.hits.get(name, 0) + 1
+        if self.stalled:
+            await self.release.wait()
+        if self.status != 200:
+            return JSONResponse({"detail": "unavailable"}, status_code=self.status)
+        if self.body is not None:
+            return Response(self.body, media_type="application/json", headers={"cache-control": "max-age=600"})
         if name == "missing.json":
             return JSONResponse({"detail": "Not Found"}, status_code=404)
         document: dict[str, Any] = {
-            "client_id": self.url(name),
+            "client_id": self.url(name, request.url.hostname or HOST),
             "client_name": "Example Agent",
             "redirect_uris": [CALLBACK],
             "token_endpoint_auth_method": "none",
@@ -127,6 +142,8 @@ class DocumentServer:
             if self.hits[name] > 1:
                 document["client_id"] = self.url("someone-else.json")
             return JSONResponse(document, headers={"cache-control": "no-store"})
+        elif name == "no-store.json":
+            return JSONResponse(document, headers={"cache-control": "no-store"})
         return JSONResponse(document, headers={"cache-control": "max-age=600"})
 
 
@@ -136,7 +153,7 @@ async def document_server(folder: Path) -> AsyncIterator[tuple[DocumentServer, s
     documents = DocumentServer()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    documents.base = f"https://{HOST}:{sock.getsockname()[1]}"
+    documents.port = sock.getsockname()[1]
     app = Starlette(routes=[Route("/clients/{name}", documents.serve)])
     config = uvicorn.Config(
         app,
@@ -163,7 +180,7 @@ async def document_server(folder: Path) -> AsyncIterator[tuple[DocumentServer, s
 
 
 async def to_loopback(host: str, port: int) -> list[Address]:
-    assert host == HOST
+    assert host == HOST or host.endswith(f".{HOST}"), host
     return [ipaddress.ip_address("127.0.0.1")]
 
 
@@ -172,9 +189,11 @@ def fetcher(trust: ssl.SSLContext, **options: Any) -> ClientDocuments:
 
 
 @asynccontextmanager
-async def fetching_site(trust: ssl.SSLContext) -> AsyncIterator[tuple[Site, httpx2.AsyncClient]]:
-    """The demo site, fetching metadata documents from the test's document server, and a browser of it."""
-    site = build_site(BASE, documents=fetcher(trust))
+async def fetching_site(trust: ssl.SSLContext, **config: Any) -> AsyncIterator[tuple[Site, httpx2.AsyncClient]]:
+    """The demo site, fetching metadata documents from the test's document server, and a browser of it; the
+    fetcher and the site share the site's clock."""
+    clock = FakeClock()
+    site = build_site(BASE, clock=clock, documents=fetcher(trust, clock=clock), **config)
     async with (
         app_lifespan(site.app),
         httpx2.AsyncClient(transport=httpx2.ASGITransport(site.app), base_url=BASE) as web,
@@ -227,7 +246,7 @@ async def refusals(documents: DocumentServer, trust: ssl.SSLContext, name: str) 
         page = await web.get(authorize_url(documents.url(name), new_verifier(), redirect_uri=CALLBACK))
         token = await exchange(web, documents.url(name), "code", new_verifier(), redirect_uri=CALLBACK)
         with pytest.raises(ProtocolError) as found:
-            await site.server.clients.find(documents.url(name))
+            await site.server.clients.find(documents.url(name), address=VISITOR)
     return Refusals(page=page, token=token, error=found.value)
 
 
@@ -275,7 +294,7 @@ async def test_with_documents_turned_off_a_url_client_id_is_an_unknown_app_and_n
 ) -> None:
     async with document_server(tmp_path) as (documents, trust):
         site = build_site(BASE, documents=fetcher(trust), client_metadata_documents=False)
-        found = await site.server.clients.find(documents.url("good.json"))
+        found = await site.server.clients.find(documents.url("good.json"), address=VISITOR)
         await site.server.aclose()
     assert found is None
     assert documents.hits == {}
@@ -284,7 +303,7 @@ async def test_with_documents_turned_off_a_url_client_id_is_an_unknown_app_and_n
 async def test_a_document_that_leaves_out_its_auth_method_is_a_public_client(tmp_path: Path) -> None:
     async with document_server(tmp_path) as (documents, trust):
         site = build_site(BASE, documents=fetcher(trust))
-        client = await site.server.clients.find(documents.url("methodless.json"))
+        client = await site.server.clients.find(documents.url("methodless.json"), address=VISITOR)
         await site.server.aclose()
     assert client is not None
     assert (client.auth_method, client.source, client.name) == ("none", "document", "Example Agent")
@@ -329,7 +348,7 @@ async def test_a_slow_document_is_given_up_on_after_the_time_cap(
     async with document_server(tmp_path) as (documents, trust):
         slow = fetcher(trust, timeout=0.3)
         with pytest.raises(ClientDocumentError) as failed:
-            await slow.fetch(documents.url("slow.json"))
+            await slow.fetch(documents.url("slow.json"), address=VISITOR)
         await slow.aclose()
     assert failed.value.description == f"the client metadata document at {documents.url('slow.json')!r} {UNREACHABLE}"
     assert "did not arrive within 0.3 s" in caplog.text
@@ -365,30 +384,349 @@ async def test_a_failed_fetch_is_remembered_for_a_minute(tmp_path: Path) -> None
         for advance in (0, 59, 2):
             clock.advance(advance)
             with pytest.raises(ClientDocumentError) as failed:
-                await documents_fetcher.fetch(documents.url("missing.json"))
+                await documents_fetcher.fetch(documents.url("missing.json"), address=VISITOR)
             outcomes.append((failed.value.description.endswith(UNREACHABLE), documents.hits["missing.json"]))
         await documents_fetcher.aclose()
     assert outcomes == [(True, 1), (True, 1), (True, 2)]
 
 
-async def test_fetches_from_one_host_are_limited_to_ten_a_minute(tmp_path: Path) -> None:
+async def test_one_address_fetches_five_documents_from_one_host_a_minute_and_is_told_when_to_try_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.cimd")
     clock = FakeClock()
     async with document_server(tmp_path) as (documents, trust):
         documents_fetcher = fetcher(trust, clock=clock)
-        for n in range(10):
-            assert (await documents_fetcher.fetch(documents.url(f"client-{n}.json")))["client_name"] == "Example Agent"
-        with pytest.raises(ClientDocumentError) as refused:
-            await documents_fetcher.fetch(documents.url("client-10.json"))
-        cached = await documents_fetcher.fetch(documents.url("client-0.json"))
+        for n in range(5):
+            fetched = await documents_fetcher.fetch(documents.url(f"client-{n}.json"), address=VISITOR)
+            assert fetched["client_name"] == "Example Agent"
+        refusals = []
+        for _ in range(3):
+            with pytest.raises(ClientDocumentError) as refused:
+                await documents_fetcher.fetch(documents.url("client-5.json"), address=VISITOR)
+            refusals.append(refused.value)
+        cached = await documents_fetcher.fetch(documents.url("client-0.json"), address=VISITOR)
         clock.advance(60)
-        later = await documents_fetcher.fetch(documents.url("client-10.json"))
+        later = await documents_fetcher.fetch(documents.url("client-5.json"), address=VISITOR)
         await documents_fetcher.aclose()
-    assert refused.value.description == (
-        f"too many client metadata documents were fetched from {HOST!r} just now; try again in a minute"
+    error = refusals[0]
+    assert (error.code, error.status, error.retry_after, error.refused_by) == (
+        "temporarily_unavailable",
+        429,
+        60,
+        "host",
     )
-    assert "client-10.json" in documents.hits and documents.hits["client-10.json"] == 1
+    assert error.description == (
+        f"too many client metadata documents at {HOST!r} were fetched for this address just now; try again in a minute"
+    )
+    assert documents.hits["client-5.json"] == 1
     assert cached["client_id"] == documents.url("client-0.json")
-    assert later["client_id"] == documents.url("client-10.json")
+    assert later["client_id"] == documents.url("client-5.json")
+    # The operator is told which budget refused, and whose, once a minute however often it refuses.
+    assert [record.getMessage() for record in caplog.records] == [
+        f"not fetching the client metadata document {documents.url('client-5.json')} for {VISITOR}: the host "
+        f"budget is spent (address {VISITOR} fetched 5 documents from {HOST!r} in 60 s)"
+    ]
+
+
+async def test_the_host_budget_counts_distinct_documents_and_the_address_budget_every_fetch(tmp_path: Path) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust)
+        # Never cached, so each use fetches it again: from one host, but one document.
+        for _ in range(6):
+            await documents_fetcher.fetch(documents.url("no-store.json"), address=VISITOR)
+        for n in range(4):
+            await documents_fetcher.fetch(documents.url(f"client-{n}.json"), address=VISITOR)
+        # Ten fetches, five documents: the eleventh fetch is one too many, though of a document fetched already.
+        with pytest.raises(ClientDocumentError) as refused:
+            await documents_fetcher.fetch(documents.url("no-store.json"), address=VISITOR)
+        await documents_fetcher.aclose()
+    assert documents.hits["no-store.json"] == 6
+    assert refused.value.refused_by == "address"
+    assert refused.value.description == (
+        "too many client metadata documents were fetched for this address just now; try again in a minute"
+    )
+
+
+# Attacks on the budgets: whoever spends them must not lock anyone else out
+
+ATTACKER = "203.0.113.66"
+#: Where an MCP client's backend sends its token requests from.
+BACKEND = "192.0.2.10"
+PROXY = "10.0.0.1"
+
+
+def web_from(site: Site, address: str, *, proxy: str | None = None) -> httpx2.AsyncClient:
+    """A browser or client of the site at `address`; behind `proxy`, which forwards the address when given."""
+    headers = {"x-forwarded-for": address} if proxy else {}
+    transport = httpx2.ASGITransport(site.app, client=(proxy or address, 4711))
+    return httpx2.AsyncClient(transport=transport, base_url=BASE, headers=headers)
+
+
+async def name_as_client(web: httpx2.AsyncClient, url: str, endpoint: str) -> httpx2.Response:
+    """A request to `endpoint` (authorize or token) naming `url` as its client_id."""
+    if endpoint == "token":
+        return await exchange(web, url, "some-code", new_verifier(), redirect_uri=CALLBACK)
+    return await web.get(authorize_url(url, new_verifier(), redirect_uri=CALLBACK))
+
+
+@pytest.mark.parametrize("via", ["authorize", "token", "a trusted proxy"])
+async def test_an_address_naming_thirty_documents_at_a_host_does_not_stop_another_logging_in_with_the_real_one(
+    tmp_path: Path, via: str
+) -> None:
+    proxy, endpoint = (PROXY if via == "a trusted proxy" else None), ("token" if via == "token" else "authorize")
+    async with document_server(tmp_path) as (documents, trust):
+        real = documents.url("good.json")
+        async with fetching_site(trust, trusted_proxies=("10.0.0.0/8",)) as (site, _):
+            async with web_from(site, ATTACKER, proxy=proxy) as attacker:
+                sent = [
+                    await name_as_client(attacker, documents.url(f"anything-{n}.json"), endpoint) for n in range(30)
+                ]
+            verifier = new_verifier()
+            async with web_from(site, VISITOR, proxy=proxy) as browser:
+                landed = await Browser(browser).authorize(authorize_url(real, verifier, redirect_uri=CALLBACK))
+            async with web_from(site, BACKEND, proxy=proxy) as backend:
+                tokens = await exchange(backend, real, query(landed)["code"], verifier, redirect_uri=CALLBACK)
+    fetched = 400 if endpoint == "token" else 200  # a token request with a made-up code is an invalid_grant
+    assert [answer.status_code for answer in sent] == [fetched] * 5 + [429] * 25
+    refusal = f"too many client metadata documents at {HOST!r} were fetched for this address just now"
+    if endpoint == "token":
+        assert sent[-1].json() == {
+            "error": "temporarily_unavailable",
+            "error_description": f"{refusal}; try again in a minute",
+        }
+    else:
+        assert page(sent[-1]) == (429, "This app could not be identified", f"{refusal}; try again in a minute")
+    assert sent[-1].headers["retry-after"] == "60"
+    assert sorted(name for name in documents.hits if name.startswith("anything-")) == [
+        f"anything-{n}.json" for n in range(5)
+    ]
+    assert tokens.status_code == 200, tokens.text
+    assert documents.hits["good.json"] == 1
+
+
+async def test_one_address_naming_a_hundred_hosts_cannot_spend_the_fetches_of_everyone_else(tmp_path: Path) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        async with fetching_site(trust) as (site, _):
+            async with web_from(site, ATTACKER) as attacker:
+                sent = [
+                    await name_as_client(attacker, documents.url(f"x-{n}.json", f"h{n}.{HOST}"), "authorize")
+                    for n in range(100)
+                ]
+            async with web_from(site, VISITOR) as browser:
+                login = await browser.get(
+                    authorize_url(documents.url("good.json"), new_verifier(), redirect_uri=CALLBACK)
+                )
+    assert login.status_code == 200 and page_form(login)[0].endswith("/authorize/login")
+    assert [answer.status_code for answer in sent] == [200] * 10 + [429] * 90
+    assert page(sent[-1]) == (
+        429,
+        "This app could not be identified",
+        "too many client metadata documents were fetched for this address just now; try again in a minute",
+    )
+    assert len([name for name in documents.hits if name.startswith("x-")]) == 10
+
+
+@pytest.mark.parametrize(
+    ("address", "network"),
+    [("203.0.113.{n}", "203.0.113.0/24"), ("2001:db8:7:{n:x}::1", "2001:db8:7::/48")],
+    ids=["IPv4 /24", "IPv6 /48"],
+)
+async def test_the_addresses_of_one_network_together_cannot_spend_the_fetches_of_everyone_else(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, address: str, network: str
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.cimd")
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust)
+        outcomes: list[str | None] = []
+        for n in range(1, 101):
+            try:
+                await documents_fetcher.fetch(documents.url("x.json", f"h{n}.{HOST}"), address=address.format(n=n))
+                outcomes.append("fetched")
+            except ClientDocumentError as refused:
+                outcomes.append(refused.refused_by)
+        real = await documents_fetcher.fetch(documents.url("good.json"), address=VISITOR)
+        await documents_fetcher.aclose()
+    assert outcomes == ["fetched"] * 30 + ["network"] * 70
+    assert real["client_id"] == documents.url("good.json")
+    assert [record.getMessage() for record in caplog.records] == [
+        f"not fetching the client metadata document {documents.url('x.json', f'h31.{HOST}')} for "
+        f"{address.format(n=31)}: the network budget is spent (network {network} caused 30 fetches in 60 s)"
+    ]
+
+
+async def test_a_document_fetched_before_is_served_while_attackers_from_many_networks_spend_every_fetch(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.cimd")
+    clock = FakeClock()
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock)
+        url = documents.url("good.json")
+        known = await documents_fetcher.fetch(url, address=VISITOR)
+        clock.advance(601)  # one second past its max-age
+        for n in range(1, 121):
+            with contextlib.suppress(ClientDocumentError):
+                await documents_fetcher.fetch(documents.url("x.json", f"h{n}.{HOST}"), address=f"203.0.{n % 4}.{n}")
+        served = await documents_fetcher.fetch(url, address=VISITOR)
+        with pytest.raises(ClientDocumentError) as refused:
+            await documents_fetcher.fetch(documents.url("never-seen.json"), address=VISITOR)
+        await documents_fetcher.aclose()
+    assert (documents.hits["x.json"], documents.hits["good.json"]) == (100, 1)
+    assert served == known
+    assert (refused.value.refused_by, refused.value.description) == (
+        "overall",
+        "too many client metadata documents were fetched just now; try again in a minute",
+    )
+    assert (
+        f"serving the client metadata document {url} fetched before, 1 s past its expiry (at most 86400 s): not "
+        f"fetching it for {VISITOR}: the overall budget is spent (100 fetches in 60 s)"
+    ) in [record.getMessage() for record in caplog.records]
+
+
+#: Seconds past a document's expiry: just past, just within the default bound of a day, and past it once the
+#: failure remembered just before is forgotten.
+LATE = (1, 24 * 3600 - 1, 24 * 3600 + 60)
+
+
+async def test_a_document_fetched_before_stands_in_while_a_budget_refuses_for_a_day_past_its_expiry(
+    tmp_path: Path,
+) -> None:
+    clock = FakeClock()
+    expires_at = clock.now + 600
+    # Budgets that stay spent for a week: the address's one fetch is the first one.
+    budgets = FetchBudgets(window=7 * 24 * 3600, per_host=1, per_address=1, per_network=1, overall=2)
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock, budgets=budgets)
+        url = documents.url("good.json")
+        await documents_fetcher.fetch(url, address=VISITOR)
+        outcomes: list[str | None] = []
+        for late in LATE:
+            clock.now = expires_at + late
+            try:
+                outcomes.append((await documents_fetcher.fetch(url, address=VISITOR))["client_id"])
+            except ClientDocumentError as refused:
+                outcomes.append(refused.refused_by)
+        await documents_fetcher.aclose()
+    assert outcomes == [url, url, "address"]
+    assert documents.hits == {"good.json": 1}
+
+
+async def fetch_when_late(
+    documents_fetcher: ClientDocuments, url: str, clock: FakeClock, expires_at: float
+) -> list[Any]:
+    """Fetch `url` at each of `LATE` seconds past `expires_at`: the client_id served, or the error's description."""
+    outcomes: list[Any] = []
+    for late in LATE:
+        clock.now = expires_at + late
+        try:
+            outcomes.append((await documents_fetcher.fetch(url, address=VISITOR))["client_id"])
+        except ClientDocumentError as failed:
+            outcomes.append(failed.description)
+    return outcomes
+
+
+@pytest.mark.parametrize("failure", ["HTTP 500", "HTTP 503", "HTTP 429", "a timeout", "the server is down"])
+async def test_a_document_fetched_before_stands_in_while_fetching_it_again_fails_for_a_day_past_its_expiry(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, failure: str
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.cimd")
+    clock = FakeClock()
+    expires_at = clock.now + 600
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock, timeout=0.2)
+        url = documents.url("good.json")
+        await documents_fetcher.fetch(url, address=VISITOR)
+        documents.status = int(failure[5:]) if failure.startswith("HTTP") else 200
+        documents.stalled = failure == "a timeout"
+        if failure != "the server is down":
+            outcomes = await fetch_when_late(documents_fetcher, url, clock, expires_at)
+    if failure == "the server is down":
+        outcomes = await fetch_when_late(documents_fetcher, url, clock, expires_at)
+    await documents_fetcher.aclose()
+    assert outcomes == [url, url, f"the client metadata document at {url!r} {UNREACHABLE}"]
+    told = [record.getMessage() for record in caplog.records]
+    assert [message.split(": it could not be fetched again: ")[0] for message in told[:2]] == [
+        f"serving the client metadata document {url} fetched before, {late} s past its expiry (at most 86400 s)"
+        for late in LATE[:2]
+    ]
+    assert told[2].startswith(f"the client metadata document {url} could not be fetched: ")
+    assert len(told) == 3
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        pytest.param({"body": b"<html>moved</html>"}, "is not JSON", id="not JSON"),
+        pytest.param({"body": b"[]"}, "is not a JSON object", id="not an object"),
+        pytest.param({"body": b'{"padding": "' + b"x" * 6000 + b'"}'}, "is larger than 5120 bytes", id="too large"),
+        pytest.param({"status": 404}, UNREACHABLE, id="withdrawn (404)"),
+        pytest.param({"status": 410}, UNREACHABLE, id="withdrawn (410)"),
+    ],
+)
+async def test_a_document_that_comes_back_invalid_or_withdrawn_is_not_served_from_before(
+    tmp_path: Path, change: dict[str, Any], problem: str
+) -> None:
+    clock = FakeClock()
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust, clock=clock)
+        url = documents.url("good.json")
+        await documents_fetcher.fetch(url, address=VISITOR)
+        clock.advance(601)
+        for name, value in change.items():
+            setattr(documents, name, value)
+        with pytest.raises(ClientDocumentError) as changed:
+            await documents_fetcher.fetch(url, address=VISITOR)
+        # The copy from before is gone: when the publisher then fails to answer, it does not come back.
+        documents.body, documents.status = None, 503
+        clock.advance(61)
+        with pytest.raises(ClientDocumentError) as failing:
+            await documents_fetcher.fetch(url, address=VISITOR)
+        await documents_fetcher.aclose()
+    assert (changed.value.code, changed.value.description) == (
+        "invalid_client",
+        f"the client metadata document at {url!r} {problem}",
+    )
+    assert (failing.value.code, failing.value.description) == (
+        "invalid_client",
+        f"the client metadata document at {url!r} {UNREACHABLE}",
+    )
+    assert documents.hits["good.json"] == 3
+
+
+async def test_a_document_served_with_no_store_is_never_served_from_before(tmp_path: Path) -> None:
+    async with document_server(tmp_path) as (documents, trust):
+        documents_fetcher = fetcher(trust)
+        url = documents.url("no-store.json")
+        await documents_fetcher.fetch(url, address=VISITOR)
+        documents.status = 503
+        with pytest.raises(ClientDocumentError) as failing:
+            await documents_fetcher.fetch(url, address=VISITOR)
+        await documents_fetcher.aclose()
+    assert failing.value.description == f"the client metadata document at {url!r} {UNREACHABLE}"
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        ({"per_network": 100}, "per_network (100), which must stay below overall (100)"),
+        ({"per_host": 11}, "from per_host (11) to per_address (10)"),
+        ({"window": 0}, "FetchBudgets.window must be a positive number of seconds, got 0"),
+        ({"overall": 0}, "FetchBudgets.overall must be a whole number of at least 1, got 0"),
+    ],
+)
+def test_fetch_budgets_that_would_let_one_network_spend_everything_say_what_to_change(
+    options: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        FetchBudgets(**options)
+    assert problem in str(refused.value)
+
+
+def test_a_negative_stale_bound_says_what_to_give() -> None:
+    with pytest.raises(ConfigError) as refused:
+        ClientDocuments(stale_if_error=-1)
+    assert str(refused.value) == "stale_if_error must be a number of seconds, 0 or more, got -1"
 
 
 @pytest.mark.parametrize(
@@ -407,7 +745,7 @@ async def test_documents_on_private_loopback_or_link_local_addresses_are_never_f
 ) -> None:
     documents = ClientDocuments()
     with pytest.raises(ClientDocumentError) as refused:
-        await documents.fetch(client_id)
+        await documents.fetch(client_id, address=VISITOR)
     await documents.aclose()
     # The visitor is not told what the name resolves to; the operator is.
     assert refused.value.description == f"the client metadata document at {client_id!r} {UNREACHABLE}"
