@@ -29,7 +29,7 @@ from gateway.errors import ConfigError, CredentialError
 from gateway.fetching import fetch_document
 from gateway.lifespan import app_lifespan
 from gateway.limits import Limits
-from gateway.observability import MetricsPage, Observer
+from gateway.observability import METRICS_READERS, MetricsPage, Observer
 from gateway.policy import Access, Caller, CallerPolicy, Credentials, Policy
 from gateway.prompts import Prompt
 from gateway.reference import ReferencePage, reference_page
@@ -137,6 +137,7 @@ class Gateway:
         progress_interval: float = 5.0,
         prompts: Sequence[Prompt] = (),
         metrics_path: str | None = None,
+        metrics_from: Sequence[str] = METRICS_READERS,
         tracer_provider: Any = None,
         caller_key: bytes | str | None = None,
         admission: Admission | None = _DEFAULT_ADMISSION,
@@ -180,6 +181,7 @@ class Gateway:
                 progress_interval=progress_interval,
                 prompts=tuple(prompts),
                 metrics_path=metrics_path,
+                metrics_from=tuple(metrics_from),
                 tracer_provider=tracer_provider,
                 caller_key=caller_key,
                 admission=admission,
@@ -445,7 +447,7 @@ class Gateway:
         """The Prometheus metrics as an ASGI app (GET/HEAD); ConfigError when metrics_path was not given."""
         if self.observer.metrics is None:
             raise ConfigError("this gateway keeps no metrics: give it metrics_path='/metrics' (--metrics-path)")
-        return MetricsPage(self.observer.metrics)
+        return MetricsPage(self.observer.metrics, readers=self.config.metrics_readers, proxies=self.config.proxies)
 
     async def _start(self) -> None:
         if self.scripts is not None:

@@ -75,6 +75,18 @@ class TrustedProxies:
                 ) from None
         return cls(tuple(networks), everyone)
 
+    def origin(self, peer: str, forwarded_for: str | None) -> str:
+        """The address a request comes from: `peer`, or, when the peer is one of these proxies, the nearest address
+        in `X-Forwarded-For` that is not (each proxy appends the address it was connected from, so what stands
+        left of the first untrusted entry is only what the client claimed)."""
+        if peer not in self:
+            return peer
+        hops = [hop.strip() for hop in (forwarded_for or "").split(",") if hop.strip()]
+        for hop in reversed(hops):
+            if hop not in self:
+                return hop
+        return hops[0] if hops else peer
+
     def __contains__(self, address: object) -> bool:
         if self.everyone:
             return True

@@ -18,6 +18,7 @@ from gateway.caller import TrustedProxies
 from gateway.credentials import AuthFunc
 from gateway.errors import ConfigError
 from gateway.limits import Limits
+from gateway.observability import METRICS_READERS
 from gateway.policy import Access
 from gateway.prompts import Prompt
 from gateway.research import ResearchConfig
@@ -100,12 +101,15 @@ class GatewayConfig:
     progress_interval: float = 5.0
     prompts: tuple[Prompt, ...] = ()
     metrics_path: str | None = None
+    #: Who may read the metrics page: addresses and networks (gateway.observability.METRICS_READERS by default).
+    metrics_from: tuple[str, ...] = METRICS_READERS
     tracer_provider: Any = None
     caller_key: bytes | str | None = field(default=None, repr=False)
     #: How many MCP requests the HTTP endpoint works on at once (gateway/admission.py); None: every one at once.
     admission: Admission | None = field(default_factory=Admission)
     #: Derived: the proxies parsed, and the effect rules of read_only/destructive/writes.
     proxies: TrustedProxies = field(init=False, repr=False, compare=False)
+    metrics_readers: TrustedProxies = field(init=False, repr=False, compare=False)
     effects: EffectRules = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -167,6 +171,7 @@ class GatewayConfig:
         if not isinstance(self.research, ResearchConfig | bool):
             raise ConfigError(f"research must be True, False or a ResearchConfig, got {self.research!r}")
         object.__setattr__(self, "proxies", TrustedProxies.parse(self.trusted_proxies))
+        object.__setattr__(self, "metrics_readers", TrustedProxies.parse(_strings("metrics_from", self.metrics_from)))
         try:
             effects = EffectRules.of(read_only=self.read_only, destructive=self.destructive, writes=self.writes)
         except CatalogConfigError as error:

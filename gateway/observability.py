@@ -33,7 +33,7 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from catalog.model import Function
-from gateway.caller import RequestInfo, RestContext
+from gateway.caller import RequestInfo, RestContext, TrustedProxies
 from gateway.errors import ArgumentError, ConfigError
 from gateway.rest import HttpResponse
 
@@ -157,16 +157,37 @@ class Metrics:
         return bytes(self._generate(self.registry))
 
 
-class MetricsPage:
-    """The metrics as an ASGI app answering GET and HEAD, for a scraper."""
+#: Who may read the metrics page by default: this machine and private networks (where scrapers run), never
+#: the public internet, since the page names every function called, hidden ones included.
+METRICS_READERS: Final = ("127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
 
-    def __init__(self, metrics: Metrics) -> None:
+
+class MetricsPage:
+    """The metrics as an ASGI app answering GET and HEAD, for the operator's scraper: served to requests from
+    `readers` (addresses and networks), the address read through `proxies` the operator trusts; 403 to others."""
+
+    def __init__(
+        self, metrics: Metrics, *, readers: TrustedProxies | None = None, proxies: TrustedProxies | None = None
+    ) -> None:
         self.metrics = metrics
+        self.readers = readers if readers is not None else TrustedProxies.parse(METRICS_READERS)
+        self.proxies = proxies if proxies is not None else TrustedProxies()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        if scope["method"] not in ("GET", "HEAD"):
+        client = scope.get("client")
+        headers = {name.lower(): value for name, value in scope.get("headers", ())}
+        forwarded = headers.get(b"x-forwarded-for", b"").decode("latin-1") or None
+        origin = self.proxies.origin(str(client[0]), forwarded) if client else ""
+        if origin not in self.readers:
+            logger.warning("refused the metrics page to %s, which metrics_from does not list", origin or "unknown")
+            response = Response(
+                "the metrics page is served to the operator's scraper only; add its address or network to "
+                "metrics_from (--metrics-from)\n",
+                status_code=403,
+            )
+        elif scope["method"] not in ("GET", "HEAD"):
             response = Response("use GET\n", status_code=405, headers={"Allow": "GET, HEAD"})
         else:
             response = Response(

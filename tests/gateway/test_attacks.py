@@ -351,3 +351,26 @@ async def test_one_caller_cannot_hold_more_listen_streams_than_its_budget() -> N
         streams.cancel_scope.cancel()
     assert refused["error"]["data"] == {"limit": "subscriptions_per_caller", "value": 2}
     assert "Limits.subscriptions_per_caller" in refused["error"]["message"]
+
+
+# The metrics page names every function called, hidden ones included: it is the operator's scraper's alone.
+
+
+async def test_the_metrics_page_is_refused_to_a_public_address_and_to_one_claimed_through_a_proxy() -> None:
+    app, gateway = make_gateway(metrics_path="/metrics", trusted_proxies=["10.0.0.0/8"])
+
+    async def scrape(client: tuple[str, int], forwarded: str | None = None) -> httpx2.Response:
+        headers = {"x-forwarded-for": forwarded} if forwarded else {}
+        transport = httpx2.ASGITransport(app, client=client)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
+            return await http.get("/metrics", headers=headers)
+
+    async with gateway.lifespan():
+        outsider = await scrape(("203.0.113.9", 4000))
+        relayed = await scrape(("10.1.2.3", 4000), "203.0.113.9")
+        spoofed = await scrape(("203.0.113.9", 4000), "127.0.0.1")
+        scraper = await scrape(("10.1.2.3", 4000), "10.9.9.9")
+        local = await scrape(("127.0.0.1", 4000))
+    assert outsider.status_code == relayed.status_code == spoofed.status_code == 403
+    assert "metrics_from (--metrics-from)" in outsider.text
+    assert scraper.status_code == local.status_code == 200
