@@ -95,7 +95,7 @@ def _worker(key: str, out: Path, profile: Path | None) -> None:
 
     from catalog.builder import build_catalog
     from catalog.loading import load_document
-    from gateway.app import Gateway
+    from gateway.gateway import Gateway
 
     spec = APPS[key]
     app = spec.build()

@@ -10,7 +10,7 @@ runs pinned to `--client-cpu`, so the two never share a core. Ours is served as 
 (`gateway.serving`: httptools and uvloop when installed, the read deadline, `gc.freeze()` after start-up;
 `--stack h11` for plain h11 and asyncio), FastMCP with uvicorn's defaults (what its own runner uses):
 
-- ours, in the project's .venv: the demo shop (`gateway.demo.create_app()`) with `Gateway(app=app)` mounted
+- ours, in the project's .venv: the demo shop (`demo.create_app()`) with `Gateway(app=app)` mounted
   at /mcp, orders.get_order promoted to a tool. It serves the direct REST call (`GET /orders/3`), the MCP
   call (`tools/call call_function {"name": "orders.get_order", ...}`) and the promoted tool
   (`tools/call orders-get_order`), so all three hit the same process, app and store.
@@ -82,8 +82,8 @@ ServerKind = Literal["ours", "fastmcp"]
 
 
 def _ours_app() -> Any:
-    from gateway.app import Gateway
-    from gateway.demo import create_app
+    from demo import create_app
+    from gateway.gateway import Gateway
 
     app = create_app()
     Gateway(app=app, whoami="users.get_current_user", tools=[PROMOTED]).mount(app, "/mcp")
@@ -98,7 +98,7 @@ def _fastmcp_app() -> Any:
     from starlette.applications import Starlette
     from starlette.routing import Mount
 
-    from gateway.demo import create_app
+    from demo import create_app
 
     logging.getLogger("fastmcp").setLevel(logging.WARNING)
     app = create_app()
@@ -277,7 +277,7 @@ def server_cpu_seconds(port: int) -> float:
 
 def sides(ours: int, fastmcp: int | None) -> list[Side]:
     """The calls to compare, after one good answer from each (a fast failure beats a table of errors)."""
-    from gateway.demo import ADMIN_KEY
+    from demo import ADMIN_KEY
 
     mcp_headers = {
         "content-type": "application/json",

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from catalog.builder import build_catalog
 from catalog.loading import load_document
 from catalog.model import Function
-from gateway._compact import MIN_SAVING, compact_text
+from gateway.tools._compact import MIN_SAVING, compact_text
 
 DEFAULT_DOCS = (
     "stripe-spec3.yaml",
@@ -174,9 +174,9 @@ def measure(results: list[Any], count: Callable[[str], int]) -> dict[str, Any]:
 
 
 async def demo_results() -> list[Any]:
-    from gateway.app import Gateway
-    from gateway.demo import ADMIN_KEY, create_app
-    from gateway.lifespan import app_lifespan
+    from demo import ADMIN_KEY, create_app
+    from gateway.gateway import Gateway
+    from gateway.rest.lifespan import app_lifespan
 
     app = create_app()
     gateway = Gateway(app=app)

@@ -60,7 +60,7 @@ def _check(status: int, body: bytes) -> str | None:
 
 
 def _sides(ours: int, fastmcp: int | None) -> list[tuple[str, int, Callable[[int, int], bytes]]]:
-    from gateway.demo import ADMIN_KEY
+    from demo import ADMIN_KEY
 
     mcp_headers = {
         "content-type": "application/json",

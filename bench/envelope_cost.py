@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Message, Scope
 
-from gateway.app import Gateway
-from gateway.demo import create_app
+from demo import create_app
+from gateway.gateway import Gateway
 
 KEY = b"Bearer demo-key-alice"
 MODERN_META = {

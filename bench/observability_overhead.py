@@ -12,8 +12,8 @@ from typing import Any
 
 import anyio
 
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, create_app
+from demo import ADMIN_KEY, create_app
+from gateway.gateway import Gateway
 from gateway.observability import LOGGER_NAME
 
 CALLS = 2000

@@ -39,9 +39,9 @@ sys.path.insert(0, str(REPO))
 from catalog.builder import build_catalog  # noqa: E402 - after the path setup, for running as a script
 from catalog.loading import load_document  # noqa: E402
 from catalog.snapshot import dump_snapshot  # noqa: E402
-from gateway.app import Gateway  # noqa: E402
+from gateway.gateway import Gateway  # noqa: E402
 from gateway.reference import reference_page  # noqa: E402
-from gateway.snapshot import diff_snapshots, gateway_snapshot, load_snapshot  # noqa: E402
+from gateway.snapshot.check import diff_snapshots, gateway_snapshot, load_snapshot  # noqa: E402
 
 DEFAULT_CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", REPO.parent / "shared" / "corpus" / "specs"))
 PLAYWRIGHT_CORE = REPO / ".tools" / "browser" / "node_modules" / "playwright-core"

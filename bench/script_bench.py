@@ -34,7 +34,7 @@ SLOW_SECONDS = 0.02
 SERVER = """
 import sys, uvicorn
 from gateway import Gateway, ScriptConfig
-from gateway.demo import create_app
+from demo import create_app
 from sandbox import ScriptLimits
 gateway = Gateway(app=create_app(debug_routes=True), whoami="users.get_current_user",
                   script=ScriptConfig(limits=ScriptLimits(timeout=10.0, max_calls=200)))
@@ -84,7 +84,7 @@ async def bench(base: str, repeat: int) -> dict[str, list[float]]:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    from gateway.demo import ADMIN_KEY
+    from demo import ADMIN_KEY
     from sandbox import Sandbox
 
     samples: dict[str, list[float]] = {}

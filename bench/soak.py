@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from gateway.demo import MEMBER_KEY  # noqa: E402
+from demo import MEMBER_KEY  # noqa: E402
 from oauth._authlib import s256_challenge  # noqa: E402
 from tests.deploy.cluster import Cluster, running_cluster  # noqa: E402
 from tests.oauth.conftest import REDIRECT_URI, Browser, query  # noqa: E402

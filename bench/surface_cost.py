@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from catalog.builder import load_catalog
-from gateway.app import Gateway
-from gateway.caller import RequestInfo
+from gateway.gateway import Gateway
 from gateway.policy import Access, Credentials
+from gateway.requests import RequestInfo
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", REPO.parent / "shared" / "corpus" / "specs"))

@@ -73,7 +73,7 @@ def _worker_ours(path: Path) -> Measurement:
 
     import httpx2
 
-    from gateway.app import Gateway
+    from gateway.gateway import Gateway
 
     started = time.perf_counter()
     gateway = Gateway(spec=str(path))

@@ -13,15 +13,11 @@ not pay for the MCP SDK, uvicorn or the web framework.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gateway._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from gateway.admission import Admission
-    from gateway.app import Gateway
-    from gateway.caller import Peer, RequestInfo, RestContext
-    from gateway.config import GatewayConfig
-    from gateway.credentials import AuthFunc, CredentialRefusal, bearer_passthrough, bearer_to_headers
     from gateway.errors import (
         ArgumentError,
         ConfigError,
@@ -32,18 +28,23 @@ if TYPE_CHECKING:
         RestError,
         ToolError,
     )
-    from gateway.fetching import fetch_document
+    from gateway.gateway import Gateway
     from gateway.limits import Limits
+    from gateway.mcp.admission import Admission
+    from gateway.mcp.endpoint import McpEndpoint
+    from gateway.mcp.http import StreamableHttpApp
+    from gateway.mcp.prompts import Prompt, PromptArgument
+    from gateway.mcp.security import TransportSecurity
+    from gateway.mcp.stdio import run_stdio
+    from gateway.mcp.tasks import TaskConfig
+    from gateway.mcp.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
+    from gateway.options import GatewayConfig
     from gateway.policy import Access, Caller, Credentials
-    from gateway.prompts import Prompt, PromptArgument
-    from gateway.research import DataSource, ResearchConfig
-    from gateway.scripting import ScriptConfig
-    from gateway.server import McpEndpoint
-    from gateway.stdio import run_stdio
-    from gateway.streamable_http import StreamableHttpApp
-    from gateway.tasks import TaskConfig
-    from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
-    from gateway.transport_security import TransportSecurity
+    from gateway.requests import Peer, RequestInfo, RestContext
+    from gateway.rest.credentials import AuthFunc, CredentialRefusal, bearer_passthrough, bearer_to_headers
+    from gateway.rest.fetching import fetch_document
+    from gateway.tools.research import DataSource, ResearchConfig
+    from gateway.tools.scripts import ScriptConfig
 
 __all__ = [
     "Access",
@@ -86,46 +87,36 @@ __all__ = [
     "run_stdio",
 ]
 
-_HOMES = {
-    "gateway.admission": ("Admission",),
-    "gateway.app": ("Gateway",),
-    "gateway.caller": ("Peer", "RequestInfo", "RestContext"),
-    "gateway.config": ("GatewayConfig",),
-    "gateway.credentials": ("AuthFunc", "CredentialRefusal", "bearer_passthrough", "bearer_to_headers"),
-    "gateway.errors": (
-        "ArgumentError",
-        "ConfigError",
-        "CredentialError",
-        "GatewayError",
-        "LimitError",
-        "RequestError",
-        "RestError",
-        "ToolError",
-    ),
-    "gateway.fetching": ("fetch_document",),
-    "gateway.limits": ("Limits",),
-    "gateway.policy": ("Access", "Caller", "Credentials"),
-    "gateway.prompts": ("Prompt", "PromptArgument"),
-    "gateway.research": ("DataSource", "ResearchConfig"),
-    "gateway.scripting": ("ScriptConfig",),
-    "gateway.server": ("McpEndpoint",),
-    "gateway.stdio": ("run_stdio",),
-    "gateway.streamable_http": ("StreamableHttpApp",),
-    "gateway.transport_security": ("TransportSecurity",),
-    "gateway.tasks": ("TaskConfig",),
-    "gateway.toolspec": ("EmbeddedResource", "ImageContent", "TextContent", "ToolResult", "ToolSpec"),
-}
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gateway' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "gateway.mcp.admission": ("Admission",),
+        "gateway.gateway": ("Gateway",),
+        "gateway.requests": ("Peer", "RequestInfo", "RestContext"),
+        "gateway.options": ("GatewayConfig",),
+        "gateway.rest.credentials": ("AuthFunc", "CredentialRefusal", "bearer_passthrough", "bearer_to_headers"),
+        "gateway.errors": (
+            "ArgumentError",
+            "ConfigError",
+            "CredentialError",
+            "GatewayError",
+            "LimitError",
+            "RequestError",
+            "RestError",
+            "ToolError",
+        ),
+        "gateway.rest.fetching": ("fetch_document",),
+        "gateway.limits": ("Limits",),
+        "gateway.policy": ("Access", "Caller", "Credentials"),
+        "gateway.mcp.prompts": ("Prompt", "PromptArgument"),
+        "gateway.tools.research": ("DataSource", "ResearchConfig"),
+        "gateway.tools.scripts": ("ScriptConfig",),
+        "gateway.mcp.endpoint": ("McpEndpoint",),
+        "gateway.mcp.stdio": ("run_stdio",),
+        "gateway.mcp.http": ("StreamableHttpApp",),
+        "gateway.mcp.security": ("TransportSecurity",),
+        "gateway.mcp.tasks": ("TaskConfig",),
+        "gateway.mcp.toolspec": ("EmbeddedResource", "ImageContent", "TextContent", "ToolResult", "ToolSpec"),
+    },
+    globals(),
+)

@@ -33,9 +33,9 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from catalog.model import Function
-from gateway.caller import RequestInfo, RestContext, TrustedProxies
 from gateway.errors import ArgumentError, ConfigError
-from gateway.rest import HttpResponse
+from gateway.requests import RequestInfo, RestContext, TrustedProxies
+from gateway.rest.request import HttpResponse
 
 if TYPE_CHECKING:
     from sandbox import ScriptResult

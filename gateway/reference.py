@@ -35,13 +35,13 @@ from starlette.types import Receive, Scope, Send
 from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term
 from gateway.errors import CredentialError
+from gateway.mcp.prompts import Prompt
+from gateway.mcp.resources import Resource, ResourceTemplate
+from gateway.mcp.toolspec import ToolSpec
 from gateway.policy import CallerPolicy
-from gateway.prompts import Prompt
-from gateway.resources import Resource, ResourceTemplate
-from gateway.toolspec import ToolSpec
 
 if TYPE_CHECKING:
-    from gateway.app import Gateway
+    from gateway.gateway import Gateway
 
 __all__ = ["ReferencePage", "anchor", "reference_page", "render_reference"]
 

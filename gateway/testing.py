@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from gateway.snapshot import FailOn, SnapshotCheck, check_snapshot, render_check
+from gateway.snapshot.check import FailOn, SnapshotCheck, check_snapshot, render_check
 
 if TYPE_CHECKING:
-    from gateway.app import Gateway
+    from gateway.gateway import Gateway
 
 __all__ = ["UPDATE_ENV", "assert_snapshot"]
 

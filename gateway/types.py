@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeAlias
 
-from gateway.caller import RequestInfo, RestContext
+from gateway.mcp.toolspec import ToolResult
 from gateway.policy import CallerPolicy
-from gateway.toolspec import ToolResult
+from gateway.requests import RequestInfo, RestContext
 
 __all__ = ["Authenticator", "ErrorHook", "RestContextFor", "ToolHandler", "ToolRunner"]
 

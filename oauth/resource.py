@@ -1,6 +1,6 @@
 """The resource server side: the MCP endpoint accepts only this server's access tokens, and each becomes the
 REST headers of the user who logged in. This is the one place the oauth package meets the gateway: the
-gateway's `auth` function (`gateway.credentials.AuthFunc`: a token in, REST headers out). A refused token
+gateway's `auth` function (`gateway.rest.credentials.AuthFunc`: a token in, REST headers out). A refused token
 raises this package's own `TokenError`, carrying the WWW-Authenticate challenge, which the gateway answers
 with a 401.
 """

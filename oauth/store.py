@@ -27,7 +27,7 @@ RecordKind = Literal[
 """What a record is: a registered client that has had tokens, one that has not yet (kept with `put_capped`), a
 login in progress, an authorization code, a grant (one consent of one user to one client: the token family),
 an access token, a refresh token, a counter of attempts (which only `count` reads and writes), or the MCP
-gateway's task-augmented calls and each caller's list of them (`gateway.tasks`)."""
+gateway's task-augmented calls and each caller's list of them (`gateway.mcp.tasks`)."""
 
 Clock = Callable[[], float]
 """Seconds since the epoch; injected so that tests can move time."""

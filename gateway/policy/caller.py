@@ -10,7 +10,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gateway.caller import RequestInfo
+from gateway.requests import RequestInfo
 
 __all__ = ["Caller", "Credentials"]
 

@@ -16,12 +16,12 @@ from typing import Any, Final
 
 from catalog.errors import UnknownNameError, shown
 from catalog.model import Catalog, Function
-from gateway.caller import RequestInfo
 from gateway.errors import LimitError, ToolError
 from gateway.limits import Limits, option_name
 from gateway.policy.access import Access, View, Visibility
 from gateway.policy.budgets import Budget, Lease
 from gateway.policy.caller import Caller
+from gateway.requests import RequestInfo
 
 __all__ = ["CallerPolicy", "Policy", "ScriptRules", "serving"]
 

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.demo import MEMBER_KEY
+from demo import MEMBER_KEY
 from oauth._authlib import s256_challenge
 from tests.deploy.cluster import Cluster, running_cluster
 from tests.oauth.conftest import REDIRECT_URI, Browser, query

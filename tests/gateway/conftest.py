@@ -14,14 +14,14 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from gateway.errors import CredentialError, ToolError
-from gateway.policy import CallerPolicy
-from gateway.server import McpEndpoint
-from gateway.toolspec import (
+from gateway.mcp.endpoint import McpEndpoint
+from gateway.mcp.toolspec import (
     EmbeddedResource,
     ImageContent,
     ToolResult,
     ToolSpec,
 )
+from gateway.policy import CallerPolicy
 
 # A 1x1 red PNG.
 RED_PIXEL = bytes.fromhex(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.demo import ADMIN_KEY
+from demo import ADMIN_KEY
 from oauth import OAuthConfig, OAuthServer, PreregisteredClient, Principal
 from oauth._authlib import s256_challenge
 from oauth.login import ApiKeyLogin

@@ -14,9 +14,9 @@ import httpx2
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
+from demo import ADMIN_KEY, create_app
 from gateway import Admission, ConfigError, Gateway
-from gateway.admission import AdmissionGate
-from gateway.demo import ADMIN_KEY, create_app
+from gateway.mcp.admission import AdmissionGate
 
 pytestmark = pytest.mark.anyio
 

@@ -19,12 +19,12 @@ from mcp.shared.exceptions import MCPError
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from demo import ADMIN_KEY, MEMBER_KEY, create_app
+from gateway.gateway import Gateway
 from gateway.limits import Limits
+from gateway.mcp.tasks import TaskConfig
 from gateway.policy import Access
-from gateway.scripting import ScriptConfig
-from gateway.tasks import TaskConfig
+from gateway.tools.scripts import ScriptConfig
 from oauth import OAuthServer
 from sandbox import ScriptLimits
 from tests.gateway.grants import oauth_server, oauth_token

@@ -17,8 +17,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway import ConfigError, Gateway, ToolError
-from gateway.transports import UpstreamTransport
-from gateway.transports.upstream import shown_url
+from gateway.rest.transports import UpstreamTransport
+from gateway.rest.transports.upstream import shown_url
 
 pytestmark = pytest.mark.anyio
 

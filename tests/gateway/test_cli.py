@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gateway import cli
-from gateway.admission import Admission
-from gateway.app import Gateway
-from gateway.cli import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main
+from gateway.cli import commands as cli
+from gateway.cli.commands import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main
 from gateway.errors import ConfigError
+from gateway.gateway import Gateway
+from gateway.mcp.admission import Admission
 from tests.corpus import CORPUS
 from tests.gateway import shapes
 

@@ -15,7 +15,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from gateway.cli import _parser, _print_client_setup, stdio_args
+from gateway.cli.commands import _parser, _print_client_setup, stdio_args
 
 pytestmark = pytest.mark.anyio
 
@@ -143,7 +143,7 @@ async def test_over_stdio_a_refused_token_says_the_key_in_mcp_gateway_token_was_
 def test_an_app_dir_that_is_not_a_folder_is_refused_naming_the_module(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gateway.cli import main
+    from gateway.cli.commands import main
 
     code = main(["stdio", "--app", "notes_api:app", "--app-dir", str(tmp_path / "missing")])
     assert code != 0

@@ -25,14 +25,14 @@ import pytest
 import uvicorn
 from starlette.types import ASGIApp
 
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, create_app
+from demo import ADMIN_KEY, create_app
 from gateway.errors import ToolError
+from gateway.gateway import Gateway
+from gateway.mcp.endpoint import McpEndpoint
+from gateway.mcp.prompts import Prompt, PromptArgument, PromptSet
+from gateway.mcp.resources import Resource, ResourceSet, ResourceTemplate
+from gateway.mcp.toolspec import Content, EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
 from gateway.policy import CallerPolicy
-from gateway.prompts import Prompt, PromptArgument, PromptSet
-from gateway.resources import Resource, ResourceSet, ResourceTemplate
-from gateway.server import McpEndpoint
-from gateway.toolspec import Content, EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
 from tests.gateway.conftest import RED_PIXEL, TOY_INSTRUCTIONS, TOY_TOOLS, serve_http, toy_handle
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from gateway.credentials import AuthFunc, bearer_passthrough, bearer_to_headers, header_templates, refusal
 from gateway.errors import ConfigError, CredentialError
+from gateway.rest.credentials import AuthFunc, bearer_passthrough, bearer_to_headers, header_templates, refusal
 
 pytestmark = pytest.mark.anyio
 

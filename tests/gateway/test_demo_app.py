@@ -10,8 +10,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from starlette.testclient import TestClient
 
-from gateway.demo import ADMIN_KEY, DEMO_KEYS, MEMBER_KEY, create_app
-from gateway.demo._png import SIGNATURE, thumbnail
+from demo import ADMIN_KEY, DEMO_KEYS, MEMBER_KEY, create_app
+from demo._png import SIGNATURE, thumbnail
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 MEMBER = {"Authorization": f"Bearer {MEMBER_KEY}"}

@@ -11,9 +11,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Mount, Route
 
-from gateway.caller import Peer, RestContext
-from gateway.rest import RestRequest
-from gateway.transports import AsgiTransport
+from gateway.requests import Peer, RestContext
+from gateway.rest.request import RestRequest
+from gateway.rest.transports import AsgiTransport
 
 pytestmark = pytest.mark.anyio
 

@@ -22,12 +22,12 @@ from catalog.composite import Caller, Composite, composite
 from catalog.errors import SchemaTooLargeError
 from catalog.loading import load_document
 from catalog.model import Catalog
-from gateway.caller import RequestInfo, RestContext
-from gateway.dispatcher import CALL_TIMEOUT, BoundCaller, Dispatcher, decode_body
 from gateway.errors import ArgumentError, RestError, ToolError
 from gateway.observability import Observer
-from gateway.rest import HttpResponse
-from gateway.transports import AsgiTransport
+from gateway.requests import RequestInfo, RestContext
+from gateway.rest.dispatcher import CALL_TIMEOUT, BoundCaller, Dispatcher, decode_body
+from gateway.rest.request import HttpResponse
+from gateway.rest.transports import AsgiTransport
 
 pytestmark = pytest.mark.anyio
 

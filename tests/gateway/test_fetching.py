@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from catalog.errors import DocumentError
 from catalog.loading import load_document
-from gateway.fetching import fetch_document, http_fetch, load_app_document
+from gateway.rest.fetching import fetch_document, http_fetch, load_app_document
 
 
 @pytest.fixture

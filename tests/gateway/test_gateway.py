@@ -23,11 +23,11 @@ from starlette.routing import Route
 
 from catalog.composite import Caller, Concept, composite
 from catalog.errors import SchemaTooLargeError
-from gateway.app import Gateway
-from gateway.credentials import bearer_to_headers
-from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError, RestError, ToolError
-from gateway.lifespan import app_lifespan
+from gateway.gateway import Gateway
+from gateway.rest.credentials import bearer_to_headers
+from gateway.rest.lifespan import app_lifespan
 from tests.gateway.conftest import serve_http
 
 pytestmark = pytest.mark.anyio
@@ -573,7 +573,7 @@ def test_a_gateway_made_before_the_apps_routes_warns_that_agents_will_find_nothi
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     app = FastAPI()
-    with caplog.at_level("WARNING", logger="gateway.app"):
+    with caplog.at_level("WARNING", logger="gateway.gateway"):
         early = Gateway(app=app)
     assert "create the Gateway after the app's routes" in caplog.text
     assert early.catalog.functions() == ()

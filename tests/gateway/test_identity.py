@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from gateway.identity import REDACTED, identity_view, looks_secret
+from gateway.tools.identity import REDACTED, identity_view, looks_secret
 
 DATABASE_URL = "postgres://admin:PASSWORD@db.internal:5432/app"
 

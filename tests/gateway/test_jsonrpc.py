@@ -15,7 +15,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from gateway.streamable_http import StreamableHttpApp, TransportSecurity
+from gateway.mcp.http import StreamableHttpApp, TransportSecurity
 from tests.gateway.conftest import serve_http, toy_endpoint
 
 pytestmark = pytest.mark.anyio

@@ -18,11 +18,11 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, create_app
+from demo import ADMIN_KEY, create_app
 from gateway.errors import ConfigError
+from gateway.gateway import Gateway
 from gateway.observability import LOGGER_NAME
-from gateway.scripting import ScriptConfig
+from gateway.tools.scripts import ScriptConfig
 from sandbox import ScriptLimits
 from tests.gateway.conftest import serve_http
 

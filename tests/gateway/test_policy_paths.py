@@ -24,13 +24,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-from gateway import _sdk
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from demo import ADMIN_KEY, MEMBER_KEY, create_app
+from gateway.gateway import Gateway
+from gateway.mcp import _sdk
+from gateway.mcp.prompts import Prompt, PromptArgument
+from gateway.mcp.tasks import TaskConfig
 from gateway.policy import Access
-from gateway.prompts import Prompt, PromptArgument
-from gateway.scripting import ScriptConfig
-from gateway.tasks import TaskConfig
+from gateway.tools.scripts import ScriptConfig
 from sandbox import ScriptLimits
 
 pytestmark = pytest.mark.anyio

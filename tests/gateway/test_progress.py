@@ -15,9 +15,9 @@ from fastapi import FastAPI
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, create_app
-from gateway.scripting import ScriptConfig
+from demo import ADMIN_KEY, create_app
+from gateway.gateway import Gateway
+from gateway.tools.scripts import ScriptConfig
 from sandbox import ScriptLimits
 from tests.gateway.conftest import serve_http
 

@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from catalog.search import search
 from gateway import ConfigError, Gateway, ScriptConfig
-from gateway.credentials import header_templates
+from gateway.rest.credentials import header_templates
 from tests.gateway import shapes
 from tests.gateway.conftest import serve_http
 

@@ -24,13 +24,13 @@ from starlette.types import Scope
 
 from catalog.builder import load_catalog
 from catalog.render import describe_function, explain_term
-from gateway.app import Gateway
-from gateway.caller import RequestInfo
-from gateway.cli import main
-from gateway.demo import create_app
+from demo import create_app
+from gateway.cli.commands import main
 from gateway.errors import ConfigError
+from gateway.gateway import Gateway
 from gateway.policy import CallerPolicy, Policy
 from gateway.reference import CONTENT_SECURITY_POLICY, ReferencePage, anchor, reference_page
+from gateway.requests import RequestInfo
 from tests.corpus import corpus_catalog
 from tests.gateway.conftest import serve_http
 

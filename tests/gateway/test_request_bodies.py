@@ -14,10 +14,10 @@ from starlette.routing import Route
 
 from catalog.builder import build_catalog
 from catalog.loading import load_document
-from gateway.caller import RestContext
-from gateway.dispatcher import Dispatcher
 from gateway.errors import ArgumentError
-from gateway.transports import AsgiTransport
+from gateway.requests import RestContext
+from gateway.rest.dispatcher import Dispatcher
+from gateway.rest.transports import AsgiTransport
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from catalog.builder import build_catalog
 from catalog.loading import load_document
 from catalog.model import Function
 from gateway.errors import ArgumentError
-from gateway.rest import HttpResponse, RestRequest, build_request, encoded_body, request_target
+from gateway.rest.request import HttpResponse, RestRequest, build_request, encoded_body, request_target
 
 COLORS = ["blue", "black", "brown"]
 RGB = {"R": 100, "G": 200, "B": 150}

@@ -24,13 +24,13 @@ from mcp.client.streamable_http import streamable_http_client
 
 from catalog.builder import load_catalog
 from catalog.model import Catalog, Function
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError
-from gateway.lifespan import app_lifespan
+from gateway.gateway import Gateway
 from gateway.policy import Access, Caller
 from gateway.reference import reference_page
-from gateway.research import DataSource, ResearchConfig
+from gateway.rest.lifespan import app_lifespan
+from gateway.tools.research import DataSource, ResearchConfig
 from tests.gateway.conftest import serve_http
 
 pytestmark = pytest.mark.anyio

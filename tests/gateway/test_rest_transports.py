@@ -14,11 +14,11 @@ import anyio
 import pytest
 from starlette.types import Receive, Scope, Send
 
-from gateway.caller import Peer, RestContext
 from gateway.errors import ToolError
-from gateway.rest import HttpResponse, RestRequest
-from gateway.transports import AsgiTransport, Transport, UpstreamTransport
-from gateway.transports.upstream import shown_url, url_host
+from gateway.requests import Peer, RestContext
+from gateway.rest.request import HttpResponse, RestRequest
+from gateway.rest.transports import AsgiTransport, Transport, UpstreamTransport
+from gateway.rest.transports.upstream import shown_url, url_host
 from tests.gateway.conftest import serve_http
 
 pytestmark = pytest.mark.anyio

@@ -25,11 +25,11 @@ from starlette.routing import Route
 
 from catalog.composite import Caller, composite
 from catalog.schemas import inline_refs
-from gateway._compact import compact_text
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, create_app
-from gateway.lifespan import app_lifespan
-from gateway.results import value_result
+from demo import ADMIN_KEY, create_app
+from gateway.gateway import Gateway
+from gateway.rest.lifespan import app_lifespan
+from gateway.tools._compact import compact_text
+from gateway.tools.results import value_result
 from tests.corpus import corpus_catalog
 
 pytestmark = pytest.mark.anyio
@@ -239,7 +239,7 @@ async def test_an_answer_the_document_does_not_describe_comes_as_text_and_the_op
 ) -> None:
     app, document = lying_api()
     gateway = Gateway(app=app, spec=document, tools=["things.get_thing"])
-    with caplog.at_level("WARNING", logger="gateway.results"):
+    with caplog.at_level("WARNING", logger="gateway.tools.results"):
         async with client_of(gateway) as client:
             first = await client.call_tool("things-get_thing", {"id": "7"})
             second = await client.call_tool("things-get_thing", {"id": "7"})
@@ -287,7 +287,7 @@ async def test_an_answer_that_fits_the_output_schema_but_breaks_the_documents_fo
     wrong = {"id": 7, "name": "seven", "seen": "yesterday"}
     app, document = changing_api([wrong, wrong])
     gateway = Gateway(app=app, spec=document, tools=["things.get_thing"])
-    with caplog.at_level("WARNING", logger="gateway.results"):
+    with caplog.at_level("WARNING", logger="gateway.tools.results"):
         async with client_of(gateway) as client:
             answers = [await client.call_tool("things-get_thing", {"id": "7"}) for _ in range(2)]
     assert all(answer.is_error and answer.structured_content is None for answer in answers)
@@ -297,7 +297,7 @@ async def test_an_answer_that_fits_the_output_schema_but_breaks_the_documents_fo
 
 
 def test_openapi_core_is_not_imported_until_an_answer_is_checked() -> None:
-    probe = "import sys, gateway.cli, gateway.app; print(sorted(m for m in sys.modules if m.startswith('openapi_')))"
+    probe = "import sys, gateway.cli, gateway.gateway; print(sorted(m for m in sys.modules if m.startswith('openapi_')))"
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "[]"
 

@@ -25,10 +25,10 @@ from pydantic import BaseModel
 from catalog.builder import load_catalog
 from catalog.composite import Caller, composite
 from catalog.model import Catalog
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError
-from gateway.scripting import ScriptConfig, render
+from gateway.gateway import Gateway
+from gateway.tools.scripts import ScriptConfig, render
 from sandbox import ScriptFailure, ScriptLimits, ScriptResult
 from tests.gateway.conftest import serve_http
 

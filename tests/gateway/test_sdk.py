@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway import _sdk
+from gateway.mcp import _sdk
 
 GATEWAY = Path(__file__).resolve().parents[2] / "gateway"
 #: The SDK's documented entry points, which any module may import.
@@ -18,9 +18,9 @@ def test_the_installed_mcp_sdk_is_one_the_gateway_supports() -> None:
     low, high = (".".join(map(str, bound)) for bound in _sdk.SUPPORTED_SDK)
     installed = _sdk.sdk_version()
     assert _sdk.sdk_supported(installed), (
-        f"mcp {installed} is installed, but gateway/_sdk.py was checked against mcp >= {low}, < {high}: it uses "
+        f"mcp {installed} is installed, but gateway/mcp/_sdk.py was checked against mcp >= {low}, < {high}: it uses "
         "the SDK's internals (its request kernel, born-ready connections, the private 2026-07-28 entry, the shape "
-        "of its result sieve). Install a supported mcp, or check gateway/_sdk.py against this one (run "
+        "of its result sieve). Install a supported mcp, or check gateway/mcp/_sdk.py against this one (run "
         "tests/gateway/test_streamable_http.py) and widen SUPPORTED_SDK."
     )
 

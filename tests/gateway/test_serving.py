@@ -160,7 +160,7 @@ def test_limits_that_could_not_serve_are_refused(option: str, value: float) -> N
 
 
 async def test_one_heavy_request_is_refused_before_its_arguments_are_checked() -> None:
-    from gateway.demo import create_app
+    from demo import create_app
 
     gateway = Gateway(app=create_app(), whoami="users.get_current_user")
     names = [f"orders.get_order_{index}" for index in range(150_000)]

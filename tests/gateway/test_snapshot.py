@@ -16,13 +16,12 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from catalog.snapshot import dump_snapshot
-from gateway._schema_diff import Direction, schema_changes
-from gateway.app import Gateway
-from gateway.cli import main
-from gateway.demo import create_app
+from demo import create_app
+from gateway.cli.commands import main
 from gateway.errors import ConfigError
-from gateway.lifespan import app_lifespan
-from gateway.snapshot import (
+from gateway.gateway import Gateway
+from gateway.rest.lifespan import app_lifespan
+from gateway.snapshot.check import (
     SnapshotCheck,
     check_snapshot,
     diff_snapshots,
@@ -30,6 +29,7 @@ from gateway.snapshot import (
     load_snapshot,
     render_check,
 )
+from gateway.snapshot.schema_diff import Direction, schema_changes
 from gateway.testing import UPDATE_ENV, assert_snapshot
 from tests.corpus import CORPUS
 

@@ -15,7 +15,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from gateway.demo import ADMIN_KEY, MEMBER_KEY
+from demo import ADMIN_KEY, MEMBER_KEY
 
 pytestmark = pytest.mark.anyio
 

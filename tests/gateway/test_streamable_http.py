@@ -15,10 +15,10 @@ import httpx2
 import pytest
 from starlette.types import Receive, Scope, Send
 
+from gateway.mcp.endpoint import McpEndpoint
+from gateway.mcp.http import StreamableHttpApp, TransportSecurity
+from gateway.mcp.toolspec import ToolResult, ToolSpec
 from gateway.policy import CallerPolicy
-from gateway.server import McpEndpoint
-from gateway.streamable_http import StreamableHttpApp, TransportSecurity
-from gateway.toolspec import ToolResult, ToolSpec
 from tests.gateway.conftest import TOY_TOOLS, toy_endpoint, toy_handle
 
 pytestmark = pytest.mark.anyio

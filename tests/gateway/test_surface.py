@@ -18,13 +18,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from catalog.snapshot import dump_snapshot
-from gateway.app import Gateway
-from gateway.caller import RequestInfo
-from gateway.demo import ADMIN_KEY, create_app
+from demo import ADMIN_KEY, create_app
 from gateway.errors import ConfigError
-from gateway.prompts import Prompt, PromptArgument
-from gateway.snapshot import gateway_snapshot
-from gateway.toolspec import TextContent
+from gateway.gateway import Gateway
+from gateway.mcp.prompts import Prompt, PromptArgument
+from gateway.mcp.toolspec import TextContent
+from gateway.requests import RequestInfo
+from gateway.snapshot.check import gateway_snapshot
 
 pytestmark = pytest.mark.anyio
 

@@ -21,10 +21,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import TypeAdapter
 
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from demo import ADMIN_KEY, MEMBER_KEY, create_app
+from gateway.gateway import Gateway
+from gateway.mcp.tasks import TaskConfig
 from gateway.policy import Access
-from gateway.tasks import TaskConfig
 from oauth import open_store
 from tests.gateway.conftest import serve_http
 from tests.oauth.conftest import redis_url  # noqa: F401 - the session's redis-server fixture

@@ -28,13 +28,13 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from gateway.caller import RequestInfo
 from gateway.errors import ConfigError, ToolError
+from gateway.mcp.endpoint import McpEndpoint
+from gateway.mcp.http import StreamableHttpApp, TransportSecurity
+from gateway.mcp.stdio import run_stdio
+from gateway.mcp.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
 from gateway.policy import CallerPolicy
-from gateway.server import McpEndpoint
-from gateway.stdio import run_stdio
-from gateway.streamable_http import StreamableHttpApp, TransportSecurity
-from gateway.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
+from gateway.requests import RequestInfo
 from tests.gateway.conftest import (
     GOOD_TOKEN,
     RED_PIXEL,

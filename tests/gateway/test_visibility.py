@@ -19,11 +19,11 @@ from mcp.shared.exceptions import MCPError
 
 from catalog.builder import load_catalog
 from catalog.model import Catalog, Function
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, MEMBER_KEY, create_app
+from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError
+from gateway.gateway import Gateway
 from gateway.policy import Access, Caller
-from gateway.scripting import ScriptConfig
+from gateway.tools.scripts import ScriptConfig
 from oauth import OAuthConfig, OAuthServer, PreregisteredClient
 from oauth.login import ApiKeyLogin
 from sandbox import ScriptLimits

@@ -21,8 +21,8 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from gateway.app import Gateway
-from gateway.demo import ADMIN_KEY, create_app
+from demo import ADMIN_KEY, create_app
+from gateway.gateway import Gateway
 from oauth import ApiKeyLogin, ClientDocuments, Login, OAuthConfig, OAuthServer, TokenStore
 from tests.gateway.conftest import _Uvicorn
 

@@ -14,8 +14,8 @@ import anyio
 import httpx2
 import pytest
 
-from gateway.demo import ADMIN_KEY
-from gateway.lifespan import app_lifespan
+from demo import ADMIN_KEY
+from gateway.rest.lifespan import app_lifespan
 from oauth import PreregisteredClient
 from oauth._authlib import (
     add_query,

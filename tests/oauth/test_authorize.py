@@ -16,7 +16,7 @@ import httpx2
 import pytest
 from starlette.requests import Request
 
-from gateway.demo import ADMIN_KEY
+from demo import ADMIN_KEY
 from oauth import ApiKeyLogin, Principal
 from oauth._crypto import token_hash
 from oauth.errors import LoginError

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp.shared.auth import AuthorizationCodeResult
 
-from gateway.demo import MEMBER_KEY
+from demo import MEMBER_KEY
 from tests.oauth.conftest import query, serve_site
 from tests.oauth.test_flow import MemoryStorage, connect, provider, whoami
 

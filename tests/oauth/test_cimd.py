@@ -34,8 +34,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from gateway.demo import ADMIN_KEY
-from gateway.lifespan import app_lifespan
+from demo import ADMIN_KEY
+from gateway.rest.lifespan import app_lifespan
 from oauth.cimd import Address, ClientDocuments, FetchBudgets, is_client_id_url, is_public_address
 from oauth.errors import ClientDocumentError, ConfigError, ProtocolError
 from tests.gateway.conftest import _Uvicorn

@@ -15,7 +15,7 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
-from gateway.demo import MEMBER_KEY
+from demo import MEMBER_KEY
 from gateway.observability import Observer
 from tests.oauth.conftest import REDIRECT_URI, Browser, Site, query, serve_site
 

@@ -11,8 +11,8 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import RedirectResponse
 
-from gateway.demo import ADMIN_KEY
-from gateway.lifespan import app_lifespan
+from demo import ADMIN_KEY
+from gateway.rest.lifespan import app_lifespan
 from oauth import ApiKeyLogin, SessionLogin
 from tests.oauth.conftest import SECRET, Browser, build_site, page_form, query
 from tests.oauth.test_attacks import BASE, authorize_url, client_id, exchange, mcp_status, new_verifier

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from gateway.lifespan import app_lifespan
+from gateway.rest.lifespan import app_lifespan
 from oauth import ConfigError, OAuthConfig
 from tests.oauth.conftest import SECRET, build_site
 

@@ -9,7 +9,7 @@ import httpx2
 import pytest
 from starlette.requests import Request
 
-from gateway.lifespan import app_lifespan
+from gateway.rest.lifespan import app_lifespan
 from oauth import SessionLogin
 from tests.oauth.conftest import Browser, build_site
 from tests.oauth.test_attacks import BASE, authorize_url, client_id, new_verifier

@@ -6,7 +6,7 @@ import httpx2
 import pytest
 
 from gateway.errors import GatewayError
-from gateway.lifespan import app_lifespan
+from gateway.rest.lifespan import app_lifespan
 from oauth import TokenError
 from tests.oauth.conftest import build_site
 

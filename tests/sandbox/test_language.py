@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+from demo import create_app
 from gateway import Gateway, ScriptConfig
-from gateway.demo import create_app
 from sandbox import Sandbox
 from sandbox.language import LANGUAGE, LANGUAGE_PROBES
 from sandbox.pool import log_engine

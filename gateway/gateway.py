@@ -1,0 +1,648 @@
+"""`Gateway`: one MCP server over one REST API, mounted beside the app or served on its own."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Scope
+
+from catalog.builder import build_catalog
+from catalog.composite import Composite, Concept
+from catalog.errors import CatalogError
+from catalog.loading import load_document
+from catalog.model import Catalog
+from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
+from gateway.entrance import GatewayEntrance, install
+from gateway.errors import ConfigError, CredentialError
+from gateway.limits import Limits
+from gateway.mcp.admission import Admission, AdmissionGate
+from gateway.mcp.endpoint import McpEndpoint
+from gateway.mcp.prompts import Prompt
+from gateway.mcp.security import TransportSecurity
+from gateway.mcp.toolspec import ToolResult, ToolSpec
+from gateway.observability import METRICS_READERS, MetricsPage, Observer
+from gateway.options import GatewayConfig, refuse_userinfo
+from gateway.policy import Access, Caller, CallerPolicy, Credentials, Policy
+from gateway.reference import ReferencePage, reference_page
+from gateway.requests import LOCAL_PEER, Peer, RequestInfo, RestContext
+from gateway.rest.credentials import AuthFunc, bearer_passthrough, refusal
+from gateway.rest.dispatcher import Dispatcher, decode_body
+from gateway.rest.fetching import fetch_document
+from gateway.rest.lifespan import app_lifespan
+from gateway.rest.routes import RouteReport, check_routes, mounted_prefixes, serves
+from gateway.rest.transports import AsgiTransport, Transport, UpstreamTransport
+from gateway.rest.transports.upstream import shown_url
+from gateway.tools.catalog_resources import catalog_resources, gateway_prompts
+from gateway.tools.research import ResearchConfig, research_tools
+from gateway.tools.scripts import ScriptConfig, ScriptTool
+from gateway.tools.toolset import ToolSet, instructions_for
+from gateway.types import ErrorHook, ToolRunner
+
+if TYPE_CHECKING:
+    from gateway.mcp.tasks import TaskConfig, Tasks
+
+__all__ = ["Gateway"]
+
+logger = logging.getLogger("gateway")
+
+#: The MCP request's headers that its REST calls carry as they are.
+_PASSED_ON = ("x-request-id", "traceparent", "tracestate")
+#: How many unrouted operations a start-up error names.
+_EXAMPLES = 5
+#: How many operations the start-up route check tries before it tries them all.
+_SAMPLE = 24
+#: `admission`'s default: a gate of `Admission()`'s size.
+_DEFAULT_ADMISSION = Admission()
+
+
+class Gateway:
+    """An MCP server over a REST API's catalog, dispatching calls to the app in-process or to an upstream URL.
+
+    Give `app` (an ASGI app, e.g. FastAPI; its own `openapi()` is the spec unless `spec` is given) or
+    `upstream` (a base URL) with `spec`. In-process calls go to `prefix` + each documented path (default: the
+    document's relative server URL, such as `/api`); the gateway checks at start-up that the paths route in
+    the app. `read_only`, `destructive` and `writes` are patterns on function names (`*.count_*`) that say
+    what a function does where the HTTP method and the document's `x-mcp-read-only` / `x-mcp-destructive`
+    say otherwise. `whoami_fields` chooses the fields whoami shows; by default it shows the identity and
+    leaves out values that look like credentials. `trusted_proxies` lists the proxies whose
+    `X-Forwarded-For` is passed on (with the real peer appended); others' forwarded headers are rebuilt.
+    `other_hosts` names the hosts besides the upstream that functions with servers of their own may be
+    called at, with the caller's credentials, over https only (e.g. `uploads.github.com`).
+    `research` (True, or a `ResearchConfig`) adds ChatGPT's `search`/`fetch` pair; `reference_path` (e.g.
+    "/reference") serves the reference page, which catalog search/fetch cite, so it defaults to "/reference" with
+    them ('' for none); `script` (a `ScriptConfig`) adds run_script, which needs `whoami`.
+    `access` (an `Access`: `hide` patterns, a `visible(caller, function)` hook, OAuth `scopes` → function-name
+    patterns) gives each caller its own view: a function off it is unknown to that caller on every path (see
+    `gateway.policy`). `limits` (a `Limits`) bounds what one caller, and the whole gateway, may start (tasks,
+    streams, batches, scripts). `tasks` (a `TaskConfig`) serves task-augmented tool calls (MCP 2025-11-25 tasks);
+    `progress_interval` is the time between the "still working" notifications sent to a client that asked
+    for progress.
+    `prompts` (`gateway.mcp.prompts.Prompt` values) are served after the built-in ones; the catalog is served as
+    resources (`gateway.tools.catalog_resources` lists the URIs).
+    Every tool call is a line on the `gateway.calls` logger (INFO); `metrics_path` (e.g. "/metrics") serves
+    Prometheus metrics (needs the `metrics` extra); with OpenTelemetry installed and configured (or
+    `tracer_provider` given) each tool call and REST call is a span, and REST calls carry its `traceparent`.
+    `caller_key` keys the caller hash of those lines and spans (random per process by default).
+    `admission` (an `Admission`) bounds how many MCP requests the HTTP endpoint works on at once, the others
+    waiting in arrival order, which keeps tail latency low under many clients; None works on all at once.
+
+    Construction loads and checks everything and raises ConfigError (or the catalog's DocumentError) saying
+    what to fix. Every option is kept in `config`, a `GatewayConfig`; `Gateway.from_config` takes one.
+    """
+
+    def __init__(
+        self,
+        *,
+        spec: Any = None,
+        app: Any = None,
+        upstream: str | None = None,
+        catalog: Catalog | None = None,
+        prefix: str | None = None,
+        name: str | None = None,
+        version: str | None = None,
+        instructions: str = "",
+        whoami: str | None = None,
+        whoami_fields: Sequence[str] | None = None,
+        auth: AuthFunc | None = None,
+        composites: Sequence[Composite] = (),
+        concepts: Mapping[str, Concept] | None = None,
+        tools: Sequence[str] = (),
+        additive: Sequence[str] = (),
+        read_only: Sequence[str] = (),
+        destructive: Sequence[str] = (),
+        writes: Sequence[str] = (),
+        max_output_bytes: int = 24_000,
+        compact_results: bool = False,
+        timeout: float = 30.0,
+        on_error: ErrorHook | None = None,
+        allowed_hosts: Sequence[str] = (),
+        allowed_origins: Sequence[str] = (),
+        trusted_proxies: Sequence[str] = (),
+        other_hosts: Sequence[str] = (),
+        max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
+        extra_tools: Sequence[tuple[ToolSpec, ToolRunner]] = (),
+        research: bool | ResearchConfig = False,
+        reference_path: str | None = None,
+        script: ScriptConfig | None = None,
+        access: Access | None = None,
+        limits: Limits | None = None,
+        tasks: TaskConfig | None = None,
+        progress_interval: float = 5.0,
+        prompts: Sequence[Prompt] = (),
+        metrics_path: str | None = None,
+        metrics_from: Sequence[str] = METRICS_READERS,
+        tracer_provider: Any = None,
+        caller_key: bytes | str | None = None,
+        admission: Admission | None = _DEFAULT_ADMISSION,
+    ) -> None:
+        self._compose(
+            GatewayConfig(
+                spec=spec,
+                app=app,
+                upstream=upstream,
+                catalog=catalog,
+                prefix=prefix,
+                name=name,
+                version=version,
+                instructions=instructions,
+                whoami=whoami,
+                whoami_fields=tuple(whoami_fields) if whoami_fields is not None else None,
+                auth=auth,
+                composites=tuple(composites),
+                concepts=concepts,
+                tools=tuple(tools),
+                additive=tuple(additive),
+                read_only=tuple(read_only),
+                destructive=tuple(destructive),
+                writes=tuple(writes),
+                max_output_bytes=max_output_bytes,
+                compact_results=compact_results,
+                timeout=timeout,
+                on_error=on_error,
+                allowed_hosts=tuple(allowed_hosts),
+                allowed_origins=tuple(allowed_origins),
+                trusted_proxies=tuple(trusted_proxies),
+                other_hosts=tuple(other_hosts),
+                max_schema_nodes=max_schema_nodes,
+                extra_tools=tuple(extra_tools),
+                research=research,
+                reference_path=reference_path,
+                script=script,
+                access=access or Access(),
+                limits=limits or Limits(),
+                tasks=tasks,
+                progress_interval=progress_interval,
+                prompts=tuple(prompts),
+                metrics_path=metrics_path,
+                metrics_from=tuple(metrics_from),
+                tracer_provider=tracer_provider,
+                caller_key=caller_key,
+                admission=admission,
+            )
+        )
+
+    @classmethod
+    def from_config(cls, config: GatewayConfig) -> Gateway:
+        """The gateway a `GatewayConfig` describes."""
+        gateway = cls.__new__(cls)
+        gateway._compose(config)
+        return gateway
+
+    def _compose(self, config: GatewayConfig) -> None:
+        self.config = config
+        self.app = config.app
+        #: Where `mount()` and `standalone()` serve the reference page (see `reference_app`); None: not served.
+        self.reference_path = _reference_path(config)
+        self._reference: ReferencePage | None = None
+        #: Where tool calls are logged, counted and traced (see gateway.observability).
+        self.observer = Observer(
+            metrics=config.metrics_path is not None,
+            tracer_provider=config.tracer_provider,
+            caller_key=config.caller_key,
+        )
+        self.metrics_path = config.metrics_path
+        self.catalog = config.catalog if config.catalog is not None else _build_catalog(config)
+        _warn_about_document(config, self.catalog)
+        self.name = config.name or self.catalog.title
+        self.version = config.version or self.catalog.version or "0"
+        self.auth = config.auth or bearer_passthrough()
+        #: Where calls go: an upstream base URL (given, or the document's first absolute server), else None.
+        self.upstream = config.upstream if config.app is None else None
+        if config.app is None and self.upstream is None:
+            self.upstream = _first_absolute_server(self.catalog)
+        self.transport: Transport | None = _transport(config, self.catalog, self.upstream)
+        self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=config.timeout)
+        #: The run_script tool when `script` is given; it owns the sandbox's worker processes (see lifespan()).
+        self.scripts: ScriptTool | None = None
+        if config.script is not None and config.whoami is not None:
+            self.scripts = ScriptTool(
+                config=config.script,
+                dispatcher=self.dispatcher,
+                rest_context=self._rest_context,
+                whoami=config.whoami,
+                max_output_bytes=config.max_output_bytes,
+                on_error=config.on_error,
+            )
+        #: The caller policy: for each caller, which functions exist, what it may do and how much it may start.
+        self.policy = Policy(
+            self.catalog,
+            access=config.access,
+            limits=config.limits,
+            instructions=lambda catalog: instructions_for(catalog, config.instructions),
+            scripts=self.scripts.rules if self.scripts is not None else None,
+            identify=self.scripts.identify if self.scripts is not None else None,
+        )
+        extra: list[tuple[ToolSpec, ToolRunner]] = [(self.scripts.spec, self.scripts)] if self.scripts else []
+        if config.research is not False:
+            # ChatGPT's search/fetch pair goes right after the fixed tools (see gateway.research).
+            research = config.research if isinstance(config.research, ResearchConfig) else ResearchConfig()
+            extra += research_tools(
+                self.catalog,
+                self.dispatcher,
+                self._rest_context,
+                research,
+                max_output_bytes=config.max_output_bytes,
+                reference_path=self.reference_path,
+            )
+        self.toolset = ToolSet(
+            catalog=self.catalog,
+            dispatcher=self.dispatcher,
+            rest_context=self._rest_context,
+            server_name=self.name,
+            whoami=config.whoami,
+            whoami_fields=config.whoami_fields,
+            promoted=config.tools,
+            additive=config.additive,
+            max_output_bytes=config.max_output_bytes,
+            compact_results=config.compact_results,
+            extra=[*extra, *config.extra_tools],
+            scripts=self.scripts is not None,
+        )
+        self.policy.promoted = self.toolset.promoted
+        #: The operator's view of the instructions (every function); callers get their own from the policy.
+        self.instructions = instructions_for(self.catalog, config.instructions)
+        #: The catalog as MCP resources, and the built-in and operator prompts (see `gateway.tools.catalog_resources`).
+        self.resources = catalog_resources(self)
+        self.prompts = gateway_prompts(self, config.prompts)
+        self.endpoint = McpEndpoint(
+            name=self.name,
+            version=self.version,
+            instructions=self.instructions,
+            tools=self.toolset.specs,
+            handle=self.toolset.handle,
+            authenticate=self._authenticate,
+            on_error=config.on_error,
+            handler_validates=self.toolset.self_validating,
+            policy=self.policy,
+            progress_interval=config.progress_interval,
+            resources=self.resources,
+            prompts=self.prompts,
+            observer=self.observer,
+        )
+        #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
+        self.tasks: Tasks | None = None
+        if config.tasks is not None:
+            from gateway.mcp.tasks import Tasks  # the MCP SDK's task types: imported only when tasks are served
+
+            self.tasks = Tasks(config.tasks, self.endpoint)
+            self.tasks.install()
+            self.dispatcher.timeout_hint = (
+                f", or run it as a task, which may take {config.tasks.timeout:g} s: send the tools/call with "
+                '"task": {} in its params (MCP 2025-11-25 tasks), then poll tasks/get and read tasks/result'
+            )
+        self.security = TransportSecurity(allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins)
+
+    # Credentials
+
+    async def _authenticate(self, headers: Mapping[str, str]) -> object:
+        """The REST credential headers for an HTTP MCP request; a refusal (`CredentialError`, or any exception with
+        a `www_authenticate` challenge) becomes a 401."""
+        token = RequestInfo(transport="http", headers=headers).bearer_token
+        try:
+            # The scopes the credentials carry (an OAuth token's) stay with them, for the caller's surface.
+            return Credentials.of(await self.auth(token))
+        except Exception as error:
+            refused = refusal(error)
+            if refused is error:
+                raise
+            if refused is not None:
+                raise refused from None
+            logger.exception("the auth function failed")
+            raise CredentialError("the credentials could not be checked") from error
+
+    async def caller_of_scope(self, scope: Scope) -> CallerPolicy:
+        """The caller policy of a plain HTTP request (the reference page): from its bearer token when it sends one
+        (CredentialError when refused), else an anonymous caller, whose grant is empty when the auth function
+        refuses a request without a token."""
+        headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope.get("headers", ())}
+        peer = Peer.from_scope(scope, headers.get("host"))
+        request = RequestInfo(transport="http", headers=headers, peer=peer)
+        if request.bearer_token is not None:
+            principal = await self._authenticate(headers)
+            return self.policy.of(RequestInfo(transport="http", headers=headers, principal=principal, peer=peer))
+        try:
+            principal = Credentials.of(await self.auth(None))
+        except Exception as error:
+            if refusal(error) is None:
+                logger.exception("the auth function failed")
+            return self.policy.of(request, Caller.anonymous(request))
+        return self.policy.of(RequestInfo(transport="http", headers=headers, principal=principal, peer=peer))
+
+    async def _rest_context(self, request: RequestInfo) -> RestContext:
+        """What the REST calls of `request` carry: forwarded headers the gateway rebuilt, then the credentials."""
+        source = request.headers or {}
+        headers: list[tuple[str, str]] = []
+        # Passed on unchanged, so the API's work joins the caller's request and trace (W3C Trace Context);
+        # with OpenTelemetry on, each call's own span replaces the traceparent (gateway.observability).
+        headers.extend((name, source[name]) for name in _PASSED_ON if name in source)
+        peer = request.peer or LOCAL_PEER
+        if request.peer is not None and peer.client is not None:
+            # The gateway is the proxy of these calls: it appends the peer it saw, and keeps what came before
+            # only from a proxy the operator trusts (so a caller cannot claim another address).
+            address = peer.client[0]
+            trusted = address in self.config.proxies
+            chain = source.get("x-forwarded-for", "").strip() if trusted else ""
+            headers.append(("x-forwarded-for", f"{chain}, {address}" if chain else address))
+            proto = source.get("x-forwarded-proto", "").strip() if trusted else ""
+            headers.append(("x-forwarded-proto", proto or peer.scheme))
+        principal = request.principal
+        if isinstance(principal, Mapping):
+            headers.extend((str(k), str(v)) for k, v in principal.items())
+        elif request.transport == "stdio":
+            headers.extend(self._stdio_headers)
+            return RestContext(headers=tuple(headers), peer=peer, credential_hint=self._stdio_hint)
+        return RestContext(headers=tuple(headers), peer=peer)
+
+    _stdio_headers: Sequence[tuple[str, str]] = ()
+    _stdio_hint = ""
+
+    def use_stdio_credentials(self, headers: Mapping[str, str], *, hint: str = "") -> None:
+        """The REST headers every stdio call carries (stdio has no per-request credentials).
+
+        `hint` tells the agent, on an HTTP 401, where those credentials come from and how to fix them.
+        """
+        self._stdio_headers = tuple(headers.items())
+        self._stdio_hint = hint
+
+    # Python API
+
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """Exactly the tools tools/list shows, in order."""
+        return self.endpoint.tools()
+
+    async def call_tool(self, headers: Mapping[str, str], name: str, args: Mapping[str, Any]) -> ToolResult:
+        """Run one tool with the REST `headers` given (the credentials of the caller, which the caller policy
+        reads, e.g. `Credentials(headers, scopes=[...])`), returning what an MCP client would get."""
+        request = RequestInfo(transport="in-process", headers={}, principal=headers)
+        return await self.endpoint.call_tool(name, args, self.policy.of(request))
+
+    async def call(self, headers: Mapping[str, str], name: str, args: Mapping[str, Any]) -> Any:
+        """Call a catalog function in-process with the REST `headers`; the decoded body, RestError on 4xx/5xx."""
+        function = self.dispatcher.function(name)
+        outcome = await self.dispatcher.call(function, args, RestContext.of(headers))
+        if outcome.response is None:
+            return outcome.value
+        return decode_body(outcome.response, function=function)
+
+    # Serving
+
+    def asgi(self) -> ASGIApp:
+        """The MCP endpoint as an ASGI app (stateless streamable HTTP, JSON responses, POST only), behind the
+        admission gate unless `admission` is None."""
+        endpoint = self.endpoint.http_app(security=self.security)
+        admission = self.config.admission
+        return endpoint if admission is None else AdmissionGate(endpoint, admission)
+
+    def _routes(self, path: str) -> dict[str, ASGIApp]:
+        routes: dict[str, ASGIApp] = {path: self.asgi()}
+        if self.reference_path is not None:
+            routes[self.reference_path] = self.reference_app()
+        if self.metrics_path is not None:
+            routes[self.metrics_path] = self.metrics_app()
+        return routes
+
+    def wrap(self, app: ASGIApp, path: str = "/mcp") -> GatewayEntrance:
+        """`app` with the MCP endpoint at exactly `path` (and the reference page at `reference_path`), answered
+        before `app` and its middleware see the request; for any ASGI app."""
+        return GatewayEntrance(app, self._routes(path), on_startup=self._start, on_shutdown=self._close)
+
+    def mount(self, app: Any, path: str = "/mcp") -> None:
+        """Serve the MCP endpoint at exactly `path` of a Starlette or FastAPI `app` (no trailing-slash redirect),
+        and the reference page at `reference_path` when one was given.
+
+        The gateway's paths are answered outside the app's middleware, so an MCP request holds none of the
+        app's per-request resources while its calls run through the whole app, middleware included. The
+        app's middleware therefore does not see MCP requests themselves (its CORS, logging, rate limits
+        apply to each call instead); `allowed_origins` says which browser origins the endpoint answers.
+        """
+        taken = [route for route in self._routes(path) if serves(app, route)]
+        if taken:
+            raise ConfigError(
+                f"the app already serves {', '.join(taken)} itself, and the gateway would hide it: mount the gateway "
+                "at another path, e.g. gateway.mount(app, '/gateway/mcp')"
+            )
+        if not install(app, lambda stack: self.wrap(stack, path)):
+            raise ConfigError(
+                f"mount() needs a Starlette or FastAPI app, not {type(app).__name__}; for any other ASGI app, "
+                f"serve gateway.wrap(app, {path!r}) instead"
+            )
+
+    def reference_app(self) -> ReferencePage:
+        """The reference page as an ASGI app (GET/HEAD), for mounting anywhere: each requester sees its own view
+        (without credentials, an anonymous caller's), rendered once per view."""
+        if self._reference is None:
+            self._reference = ReferencePage(
+                lambda caller, hidden: reference_page(self, caller, hidden), self.caller_of_scope
+            )
+        return self._reference
+
+    def metrics_app(self) -> MetricsPage:
+        """The Prometheus metrics as an ASGI app (GET/HEAD); ConfigError when metrics_path was not given."""
+        if self.observer.metrics is None:
+            raise ConfigError("this gateway keeps no metrics: give it metrics_path='/metrics' (--metrics-path)")
+        return MetricsPage(self.observer.metrics, readers=self.config.metrics_readers, proxies=self.config.proxies)
+
+    async def _start(self) -> None:
+        if self.scripts is not None:
+            await self.scripts.start()
+
+    async def _close(self) -> None:
+        if self.tasks is not None:
+            await self.tasks.aclose()
+        if self.scripts is not None:
+            await self.scripts.aclose()
+        if self.transport is not None:
+            await self.transport.aclose()
+
+    @asynccontextmanager
+    async def lifespan(self) -> AsyncIterator[None]:
+        """Run the wrapped app's lifespan (when the gateway owns the app) and close connections at the end.
+
+        With run_script, the sandbox's workers start here and are killed at the end.
+        """
+        try:
+            await self._start()
+            if self.app is not None:
+                async with app_lifespan(self.app) as state:
+                    if isinstance(self.transport, AsgiTransport):
+                        self.transport.state = state
+                    yield
+            else:
+                yield
+        finally:
+            await self._close()
+
+    def standalone(self, path: str = "/mcp") -> Starlette:
+        """A Starlette app serving the MCP endpoint at `path`, running the wrapped app's lifespan; for uvicorn."""
+
+        async def info(request: Request) -> JSONResponse:
+            return JSONResponse(
+                {"name": self.name, "version": self.version, "mcp": path, "reference": self.reference_path}
+            )
+
+        @asynccontextmanager
+        async def lifespan(app: Starlette) -> AsyncIterator[None]:
+            async with self.lifespan():
+                yield
+
+        routes = [Route(path, self.asgi(), methods=["GET", "POST", "DELETE"]), Route("/", info)]
+        if self.reference_path is not None:
+            routes.append(Route(self.reference_path, self.reference_app(), methods=["GET", "HEAD"]))
+        if self.metrics_path is not None:
+            routes.append(Route(self.metrics_path, self.metrics_app(), methods=["GET", "HEAD"]))
+        return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _build_catalog(config: GatewayConfig) -> Catalog:
+    source = config.spec
+    if source is None:
+        if config.app is None or not callable(getattr(config.app, "openapi", None)):
+            raise ConfigError(
+                "no spec: pass spec= (a path, URL, text or dict), or an app with its own openapi() such as FastAPI"
+            )
+        source = config.app
+    try:
+        document = load_document(source, fetch=fetch_document)
+        return build_catalog(
+            document,
+            composites=config.composites,
+            concepts=config.concepts,
+            max_schema_nodes=config.max_schema_nodes,
+            effects=config.effects,
+        )
+    except CatalogError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"cannot load the spec: {error}") from error
+
+
+def _warn_about_document(config: GatewayConfig, catalog: Catalog) -> None:
+    if config.catalog is not None and config.effects:
+        raise ConfigError(
+            "read_only, destructive and writes apply when the gateway builds the catalog; with catalog=, pass "
+            "effects=EffectRules(...) to build_catalog instead"
+        )
+    if not catalog.functions():
+        if config.app is not None and config.spec is None and config.catalog is None:
+            logger.warning(
+                "the app's openapi() lists no operations, so agents will find no functions: create the Gateway "
+                "after the app's routes and include_router() calls"
+            )
+        else:
+            logger.warning("the catalog has no functions")
+    if catalog.title == "FastAPI" and config.name is None:
+        # FastAPI's default title: agents and people would see a server called "FastAPI".
+        logger.warning(
+            "the API's title is FastAPI's default 'FastAPI', which clients show as the server's name: set "
+            "FastAPI(title=...) or give the gateway a name"
+        )
+
+
+def _first_absolute_server(catalog: Catalog) -> str | None:
+    """Where a document alone says the API lives: its first absolute server URL (variables at their defaults)."""
+    return next(
+        (url for url in catalog.servers if url.startswith(("http://", "https://")) and "{" not in url),
+        None,
+    )
+
+
+def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) -> Transport | None:
+    if config.app is not None:
+        prefix = config.prefix if config.prefix is not None else _relative_server(catalog)
+        prefix = _check_routes(config.app, catalog, prefix, given=config.prefix is not None)
+        return AsgiTransport(config.app, prefix=prefix)
+    if upstream is not None:
+        refuse_userinfo(upstream, "the document's server URL" if config.upstream is None else "upstream")
+        transport = UpstreamTransport(upstream, timeout=config.timeout, other_hosts=config.other_hosts)
+        for server, names in catalog.own_servers().items():
+            refuse_userinfo(server, f"the server URL of {names[0]}")
+            refused = transport.refusal(server)
+            count = f"{len(names)} function{'s' if len(names) != 1 else ''}"
+            if refused is None:
+                logger.info("%s called at %s (an allowed other host)", count, shown_url(server))
+            else:
+                listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+                logger.warning("%s cannot be called (%s): %s", count, listed, refused)
+        return transport
+    return None
+
+
+def _all_route(report: RouteReport) -> bool:
+    """Every operation routes for certain (static files mounted there would take any path, and do not count)."""
+    return report.known and report.routed == report.checked
+
+
+def _relative_server(catalog: Catalog) -> str:
+    """The document's first server URL when it is a path (`/api`): where its paths live in the app."""
+    first = catalog.servers[0] if catalog.servers else ""
+    return first.rstrip("/") if first.startswith("/") else ""
+
+
+def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> str:
+    """The prefix calls go under: `prefix`, or, when none of the documented operations route there and the
+    prefix was not given, the one mounted path under which all of them do (said loudly). Refuses an app in
+    which they route nowhere, naming the prefix or sub-app that fits.
+
+    Operations that do not route while others do are not reported: frameworks route in ways inspection cannot
+    always follow (FastAPI's low-priority routes), and such a call answers the app's own 404.
+    """
+    functions = catalog.functions()
+    if not check_routes(app, functions, prefix, sample=_SAMPLE).none_route:
+        return prefix
+    report = check_routes(app, functions, prefix)
+    if not report.none_route:
+        return prefix
+    examples = ", ".join(f"{f.method} {prefix}{f.path}" for f in report.unrouted[:_EXAMPLES])
+    fits = [
+        candidate
+        for candidate in dict.fromkeys(["", *mounted_prefixes(app)])
+        if candidate != prefix and _all_route(check_routes(app, functions, candidate, sample=_SAMPLE))
+    ]
+    where = f"under the prefix {prefix!r}" if prefix else "at the app's root"
+    why = " (the document's relative server URL)" if prefix and not given else ""
+    if len(fits) == 1 and not given:
+        # The app's own document for a sub-app it mounts (Prefect: the API at /api): unambiguous, so served.
+        logger.warning(
+            "none of the document's %d operations route in the app %s%s, and all of them route under %r, where "
+            "the app mounts a sub-app: calls go there; pass prefix=%r (--prefix %s) to say so and silence this",
+            report.checked,
+            where,
+            why,
+            fits[0],
+            fits[0],
+            fits[0] or "''",
+        )
+        return fits[0]
+    if fits:
+        option = fits[0] or "''"
+        under = " or ".join(map(repr, fits))
+        fix = (
+            f"they route under {under}: pass prefix={fits[0]!r} (--prefix {option}) or the one whose document "
+            "this is, or give that sub-app as app="
+        )
+    else:
+        fix = "give the app whose document this is, or pass prefix= with the path the app serves them under"
+    raise ConfigError(
+        f"none of the document's {report.checked} operations route in the app {where}{why} (e.g. {examples}): "
+        f"every call would answer 404. {fix[0].upper()}{fix[1:]}"
+    )
+
+
+def _reference_path(config: GatewayConfig) -> str | None:
+    """Where the reference page is served: as given ('' for nowhere), else at /reference when ChatGPT's catalog
+    search/fetch are served without a reference_url of their own, so that their results carry a citable url."""
+    if config.reference_path is not None:
+        return config.reference_path or None
+    research = config.research
+    if research is True or (
+        isinstance(research, ResearchConfig) and research.data is None and research.reference_url is None
+    ):
+        return "/reference"
+    return None
