@@ -297,7 +297,7 @@ async def test_an_answer_that_fits_the_output_schema_but_breaks_the_documents_fo
 
 
 def test_openapi_core_is_not_imported_until_an_answer_is_checked() -> None:
-    probe = "import sys, gateway.cli, gateway.gateway; print(sorted(m for m in sys.modules if m.startswith('openapi_')))"
+    probe = "import sys, gateway.cli, gateway.gateway; print(sorted(m for m in sys.modules if m.startswith('openapi')))"
     found = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "[]"
 
