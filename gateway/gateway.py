@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -201,6 +202,7 @@ class Gateway:
         #: Where `mount()` and `standalone()` serve the reference page (see `reference_app`); None: not served.
         self.reference_path = _reference_path(config)
         self._reference: ReferencePage | None = None
+        self._snapshot: str | None = None
         #: Where tool calls are logged, counted and traced (see gateway.observability).
         self.observer = Observer(
             metrics=config.metrics_path is not None,
@@ -269,8 +271,17 @@ class Gateway:
         #: The operator's view of the instructions (every function); callers get their own from the policy.
         self.instructions = instructions_for(self.catalog, config.instructions)
         #: The catalog as MCP resources, and the built-in and operator prompts (see `gateway.tools.catalog_resources`).
-        self.resources = catalog_resources(self)
-        self.prompts = gateway_prompts(self, config.prompts)
+        self.resources = catalog_resources(
+            self.catalog,
+            name=self.name,
+            max_output_bytes=config.max_output_bytes,
+            reference=self._reference_text if self.reference_path is not None else None,
+            # A document of the whole catalog, for CI: not served where callers see different functions.
+            snapshot=self._snapshot_text if not self.policy.visibility.active else None,
+        )
+        self.prompts = gateway_prompts(
+            self.catalog, name=self.name, scripts=self.scripts is not None, operator=config.prompts
+        )
         self.endpoint = McpEndpoint(
             name=self.name,
             version=self.version,
@@ -316,6 +327,17 @@ class Gateway:
                 raise refused from None
             logger.exception("the auth function failed")
             raise CredentialError("the credentials could not be checked") from error
+
+    async def _reference_text(self, caller: CallerPolicy) -> str:
+        return (await self.reference_app().rendered(caller)).body.decode("utf-8")
+
+    async def _snapshot_text(self, caller: CallerPolicy) -> str:
+        if self._snapshot is None:
+            from catalog.snapshot import dump_snapshot
+            from gateway.snapshot.check import gateway_snapshot
+
+            self._snapshot = await anyio.to_thread.run_sync(lambda: dump_snapshot(gateway_snapshot(self)))
+        return self._snapshot
 
     async def caller_of_scope(self, scope: Scope) -> CallerPolicy:
         """The caller policy of a plain HTTP request (the reference page): from its bearer token when it sends one

@@ -7,11 +7,12 @@ enforces its own; counts of things kept (stored tasks) are per store, shared by 
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 
 from gateway.errors import ConfigError
 
-__all__ = ["Limits", "option_name"]
+__all__ = ["CALL_TIMEOUT", "Limits", "option_name"]
 
 
 def option_name(name: str) -> str:
@@ -45,3 +46,8 @@ class Limits:
             value = getattr(self, item.name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{option_name(item.name)} must be a whole number, 1 or more, got {value!r}")
+
+
+CALL_TIMEOUT: ContextVar[float | None] = ContextVar("gateway_call_timeout", default=None)
+"""The timeout of the REST calls made now, where it differs from the gateway's (a task's longer one); None: the
+gateway's own."""

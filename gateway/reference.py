@@ -41,7 +41,7 @@ from gateway.mcp.toolspec import ToolSpec
 from gateway.policy import CallerPolicy
 
 if TYPE_CHECKING:
-    from gateway.gateway import Gateway
+    from gateway.types import Served
 
 __all__ = ["ReferencePage", "anchor", "reference_page", "render_reference"]
 
@@ -88,7 +88,7 @@ def anchor(kind: str, name: str) -> str:
     return f"{kind}-" + "".join(char if char in _ID_CHARS else f"~{ord(char):x}~" for char in name)
 
 
-def reference_page(gateway: Gateway, caller: CallerPolicy | None = None, hidden: frozenset[str] = frozenset()) -> str:
+def reference_page(gateway: Served, caller: CallerPolicy | None = None, hidden: frozenset[str] = frozenset()) -> str:
     """The reference page of `gateway` as `caller` may see it (its functions, the instructions it gets, the tools
     it is offered: not those in `hidden`), or whole for the operator (`caller` None)."""
     return render_reference(

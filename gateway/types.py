@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from gateway.mcp.toolspec import ToolResult
 from gateway.policy import CallerPolicy
 from gateway.requests import RequestInfo, RestContext
 
-__all__ = ["Authenticator", "ErrorHook", "RestContextFor", "ToolHandler", "ToolRunner"]
+if TYPE_CHECKING:
+    from catalog.model import Catalog
+    from gateway.mcp.prompts import PromptSet
+    from gateway.mcp.resources import ResourceSet
+    from gateway.mcp.toolspec import ToolSpec
+
+__all__ = ["Authenticator", "ErrorHook", "RestContextFor", "Served", "ToolHandler", "ToolRunner"]
 
 ErrorHook: TypeAlias = Callable[[str, Exception], Awaitable[None]]
 """Receives the tool name and the exception of a tool call that failed unexpectedly (traceback attached)."""
@@ -35,3 +41,18 @@ class Authenticator(Protocol):
     """
 
     def __call__(self, headers: Mapping[str, str], /) -> Awaitable[object]: ...
+
+
+class Served(Protocol):
+    """What a gateway serves every caller, as the reference page and the surface snapshot show it: the server's
+    name, version and instructions, its tools, resources and prompts, and the catalog (`Gateway` is one)."""
+
+    name: str
+    version: str
+    instructions: str
+    catalog: Catalog
+    resources: ResourceSet
+    prompts: PromptSet
+
+    def tools(self) -> tuple[ToolSpec, ...]:
+        """The tools in the order tools/list shows them."""

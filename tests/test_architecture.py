@@ -93,3 +93,88 @@ def test_public_api_is_an_explicit_sorted_all(module: object) -> None:
     assert exported == sorted(exported)
     for name in exported:
         assert hasattr(module, name), name
+
+
+# Inside gateway/: the subpackages are layers, and no module imports its way back to itself.
+
+#: What each part of gateway/ may not import (besides the leaves every part may use: errors, limits, requests,
+#: types, arguments, observability). The policy and the REST side know no MCP; MCP knows no catalog tool, REST
+#: call or Gateway; nothing below the Gateway imports it or its options.
+LAYERS = {
+    "gateway.policy": {"gateway.mcp", "gateway.tools", "gateway.rest", "gateway.observability"},
+    "gateway.rest": {"gateway.mcp", "gateway.tools", "gateway.policy"},
+    "gateway.mcp": {"gateway.tools", "gateway.rest", "gateway.reference"},
+    "gateway.snapshot": {"gateway.tools", "gateway.rest"},
+    "gateway.tools": {"gateway.snapshot"},
+}
+ABOVE_ALL = {"gateway.gateway", "gateway.options", "gateway.cli"}
+
+
+def gateway_modules() -> dict[str, set[str]]:
+    """Each module of gateway/ and the modules of gateway/ it imports (at the top, inside functions, or for types
+    only), its own parent packages left out (importing a submodule runs them anyway)."""
+    paths = {}
+    for path in (ROOT / "gateway").rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        paths[name] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        imported = {module for module in imported_modules(path.read_text(encoding="utf-8")) if module in paths}
+        # The most specific module an import names: `gateway.rest.request`, not also its package `gateway.rest`.
+        specific = {module for module in imported if not any(other.startswith(module + ".") for other in imported)}
+        graph[name] = {module for module in specific if module != name and not name.startswith(module + ".")}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_module_of_the_gateway_imports_its_way_back_to_itself() -> None:
+    assert cycles(gateway_modules()) == []
+
+
+def test_a_cycle_is_found_however_long_it_is() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("layer", sorted(LAYERS))
+def test_each_part_of_the_gateway_imports_only_the_parts_below_it(layer: str) -> None:
+    forbidden = LAYERS[layer] | ABOVE_ALL
+    offenders = {
+        module: sorted(
+            target for target in targets if any(target == f or target.startswith(f + ".") for f in forbidden)
+        )
+        for module, targets in gateway_modules().items()
+        if module == layer or module.startswith(layer + ".")
+    }
+    assert {module: found for module, found in offenders.items() if found} == {}

@@ -4,14 +4,13 @@ The HTTP transport serves most requests with the SDK's single-exchange kernel (`
 `Connection`), hands 2026-07-28 requests to the SDK's private single-exchange entry, and everything else to a
 per-request `StreamableHTTPSessionManager`. None of that is the SDK's documented API, so it lives here alone,
 pinned to the SDK versions it was checked against (`SUPPORTED_SDK`; tests/gateway/test_sdk.py fails with a
-clear message outside that range). The lean `tools/call` paths mirror the SDK: `handshake_call_result` its
+clear message outside that range). The lean `tools/call` paths mirror the SDK: `gateway.mcp.wire.call_result` its
 per-version result sieve, `serve_modern_call` its 2026-07-28 entry's inbound ladder and writer; the
 byte-for-byte tests in tests/gateway/test_streamable_http.py hold each pair together.
 """
 
 from __future__ import annotations
 
-import base64
 import functools
 import importlib.metadata
 import json
@@ -37,14 +36,14 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from gateway.mcp.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult
+from gateway.mcp.toolspec import ToolResult
+from gateway.mcp.wire import call_result
 
 __all__ = [
     "SUBSCRIPTION_ID",
     "SUPPORTED_SDK",
     "PerRequestInstructions",
     "error_answer",
-    "handshake_call_result",
     "lean_calls_allowed",
     "modern_entry",
     "sdk_supported",
@@ -221,29 +220,6 @@ def lean_calls_allowed(server: Any) -> bool:
     return "tools/call" not in server.cache_hints
 
 
-def handshake_call_result(result: ToolResult) -> dict[str, Any] | None:
-    """The wire `CallToolResult` of the handshake versions (2024-11-05 to 2025-11-25), keys as the SDK's result
-    sieve orders them; None for a block this shape does not know (then the SDK's own path shapes it)."""
-    content: list[dict[str, Any]] = []
-    for block in result.content:
-        kind = type(block)
-        if kind is TextContent:
-            content.append({"text": block.text, "type": "text"})  # type: ignore[union-attr]
-        elif kind is ImageContent:
-            content.append(
-                {"data": _b64(block.data), "mimeType": block.mime_type, "type": "image"}  # type: ignore[union-attr]
-            )
-        elif kind is EmbeddedResource:
-            resource = {"blob": _b64(block.blob), "mimeType": block.mime_type, "uri": block.uri}  # type: ignore[union-attr]
-            content.append({"resource": resource, "type": "resource"})
-        else:
-            return None
-    wire: dict[str, Any] = {"content": content, "isError": result.is_error}
-    if result.structured is not None:
-        wire["structuredContent"] = result.structured
-    return wire
-
-
 _REQUEST_KEYS: Final = frozenset({"jsonrpc", "id", "method", "params"})
 _MODERN_CALL_PARAMS: Final = frozenset({"name", "arguments", "_meta"})
 
@@ -321,13 +297,8 @@ async def serve_modern_call(
 def modern_call_result(server: Any, result: ToolResult, version: str) -> dict[str, Any]:
     """The wire `CallToolResult` at a 2026-era `version`, as the SDK's kernel shapes a handler's result: dumped,
     sieved for the version, `resultType` and the `serverInfo` `_meta` stamp added."""
-    dumped = handshake_call_result(result)
-    if dumped is not None:
-        dumped["resultType"] = "complete"  # the SDK's `CallToolResult` model's default, which its dump carries
-    else:
-        from gateway.mcp.endpoint import wire_result
-
-        dumped = wire_result(result).model_dump(by_alias=True, mode="json", exclude_none=True)
+    dumped = call_result(result)
+    dumped["resultType"] = "complete"  # the SDK's `CallToolResult` model's default, which its dump carries
     # The sieve validates and re-dumps: its output (keys, order, values) does not depend on the input's order.
     dumped = _methods.serialize_server_result("tools/call", version, dumped)
     if version in MODERN_PROTOCOL_VERSIONS and dumped.get("resultType") is None:
@@ -338,10 +309,6 @@ def modern_call_result(server: Any, result: ToolResult, version: str) -> dict[st
     elif isinstance(meta, dict) and meta.get(types.SERVER_INFO_META_KEY) is None:
         dumped["_meta"] = {**meta, types.SERVER_INFO_META_KEY: server.server_info_stamp}
     return dumped
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
 
 
 async def send_task_status(session: Any, task: Mapping[str, Any]) -> None:

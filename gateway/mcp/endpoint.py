@@ -20,6 +20,8 @@ import jsonschema
 
 from catalog.errors import shown
 from catalog.model import Catalog
+from gateway._quick_check import quick_check
+from gateway.arguments import argument_problems, oversized
 from gateway.errors import ConfigError, ToolError
 from gateway.mcp.progress import reporting
 from gateway.mcp.prompts import PromptSet
@@ -29,8 +31,6 @@ from gateway.mcp.toolspec import EmbeddedResource, ImageContent, TextContent, To
 from gateway.observability import Observer
 from gateway.policy import CallerPolicy, Policy, serving
 from gateway.requests import RequestInfo
-from gateway.rest._quick_check import quick_check
-from gateway.rest.arguments import argument_problems, oversized
 from gateway.types import Authenticator, ErrorHook, ToolHandler
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from gateway.mcp.http import StreamableHttpApp
 
-__all__ = ["McpEndpoint", "wire_result"]
+__all__ = ["McpEndpoint"]
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +165,9 @@ class McpEndpoint:
 
     @functools.cached_property
     def _wire_tools(self) -> list[types.Tool]:
-        return [_wire_tool(spec) for spec in self._specs.values()]
+        from gateway.mcp.wire import wire_tool
+
+        return [wire_tool(spec) for spec in self._specs.values()]
 
     def tools(self) -> tuple[ToolSpec, ...]:
         """The tools in the order tools/list shows them."""
@@ -275,14 +277,16 @@ class McpEndpoint:
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        from gateway.mcp.wire import wire_result
+
         caller = self.caller_of(ctx)
         meta = ctx.meta or {}
         if meta.get("progress_token", meta.get("progressToken")) is None:
-            return _wire_result(await self.answer_call(params.name, params.arguments or {}, caller))
+            return wire_result(await self.answer_call(params.name, params.arguments or {}, caller))
         # The client asked for progress: the SDK's reporter sends it against the request's token.
         async with reporting(ctx.session.report_progress, interval=self.progress_interval, what=params.name):
             result = await self.answer_call(params.name, params.arguments or {}, caller)
-        return _wire_result(result)
+        return wire_result(result)
 
     async def answer_call(self, name: str, arguments: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
         """What a `tools/call` answers on every path (the SDK's handler and the HTTP transport's lean path):
@@ -298,40 +302,6 @@ class McpEndpoint:
                 message=f"Unknown tool {shown(name)}; call tools/list for the tools this server has",
             )
         return await self._run(self._specs[name], arguments, caller)
-
-
-def wire_result(result: ToolResult) -> types.CallToolResult:
-    """The MCP `CallToolResult` of a tool's result."""
-    return _wire_result(result)
-
-
-def _wire_tool(spec: ToolSpec) -> types.Tool:
-    # The title goes in both places: `title` from 2025-06-18 on, `annotations.title` for 2025-03-26 clients.
-    import mcp_types as types
-
-    return types.Tool(
-        name=spec.name,
-        title=spec.title,
-        description=spec.description,
-        input_schema=spec.input_schema,
-        output_schema=spec.output_schema,
-        annotations=types.ToolAnnotations(
-            title=spec.title,
-            read_only_hint=spec.read_only,
-            destructive_hint=spec.destructive,
-            idempotent_hint=spec.idempotent,
-            open_world_hint=spec.open_world,
-        ),
-    )
-
-
-def _wire_result(result: ToolResult) -> types.CallToolResult:
-    import mcp_types as types
-
-    from gateway.mcp.wire import wire_block
-
-    content = [wire_block(block) for block in result.content]
-    return types.CallToolResult(content=content, structured_content=result.structured, is_error=result.is_error)
 
 
 def _contract_violation(spec: ToolSpec, result: object) -> str | None:

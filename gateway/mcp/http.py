@@ -18,7 +18,7 @@ import json
 import logging
 from collections import deque
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import pydantic_core
 from mcp_types import DEFAULT_NEGOTIATED_VERSION, JSONRPCError, JSONRPCResponse, RequestId
@@ -31,16 +31,20 @@ from gateway.limits import option_name
 from gateway.mcp import _sdk
 from gateway.mcp.jsonrpc import BATCH_VERSIONS, Envelope, batch_refusal, envelope_of, invalid_request, too_large
 from gateway.mcp.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, TransportSecurity
+from gateway.mcp.wire import call_result
 from gateway.policy import CallerPolicy, Policy, serving
 from gateway.requests import Peer, RequestInfo
 
 if TYPE_CHECKING:
-    from gateway.mcp.endpoint import McpEndpoint
+    from mcp.server.lowlevel import Server
+
     from gateway.mcp.toolspec import ToolResult
+    from gateway.types import Authenticator
 
 __all__ = [
     "LOOPBACK_HOSTS",
     "LOOPBACK_ORIGINS",
+    "Endpoint",
     "StreamableHttpApp",
     "TransportSecurity",
     "caller_policy",
@@ -51,6 +55,26 @@ logger = logging.getLogger(__name__)
 
 _REQUEST_INFO: Final = "gateway.request_info"
 _CALLER: Final = "gateway.caller_policy"
+
+
+class Endpoint(Protocol):
+    """What the transport needs of the endpoint it serves (`gateway.mcp.McpEndpoint` is one)."""
+
+    authenticate: Authenticator | None
+    policy: Policy
+
+    @property
+    def server(self) -> Server[Any]:
+        """The SDK's low-level server."""
+
+    def serves(self, name: str) -> bool:
+        """Whether `name` is one of the endpoint's tools."""
+
+    def param_headers(self, name: str) -> bool:
+        """Whether tool `name` takes 2026-07-28 `Mcp-Param-*` headers."""
+
+    async def answer_call(self, name: str, arguments: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
+        """What a tools/call of `name` answers `caller`."""
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -219,7 +243,7 @@ class StreamableHttpApp:
 
     def __init__(
         self,
-        endpoint: McpEndpoint,
+        endpoint: Endpoint,
         *,
         security: TransportSecurity,
         max_body_bytes: int = 4 * 1024 * 1024,
@@ -377,10 +401,9 @@ class StreamableHttpApp:
                 result = await self.endpoint.answer_call(name, arguments or {}, scope[_CALLER])
             except Exception as error:  # boundary: as the SDK's kernel maps a handler's failure
                 return _encoded(_sdk.error_answer(request_id, envelope.method, error))
-            wire = _sdk.handshake_call_result(result)
-            if wire is not None:
-                # The SDK encodes with pydantic, which writes NaN and infinities as null.
-                return pydantic_core.to_json({"jsonrpc": "2.0", "id": request_id, "result": wire}, inf_nan_mode="null")
+            # The SDK encodes with pydantic, which writes NaN and infinities as null.
+            wire = {"jsonrpc": "2.0", "id": request_id, "result": call_result(result)}
+            return pydantic_core.to_json(wire, inf_nan_mode="null")
         request = Request(scope, _disconnected)
         answer = await _sdk.serve_request(self.endpoint.server, request_id, envelope.method, params, version, request)
         return _encoded(answer)

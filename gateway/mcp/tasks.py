@@ -34,9 +34,10 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
 from gateway.errors import ConfigError, LimitError
+from gateway.limits import CALL_TIMEOUT
 from gateway.mcp import _sdk
+from gateway.mcp.wire import call_result
 from gateway.policy import CallerPolicy, Lease
-from gateway.rest.dispatcher import CALL_TIMEOUT
 from oauth.store import Clock, TokenStore, open_store
 
 if TYPE_CHECKING:
@@ -272,13 +273,11 @@ class Tasks:
         expires_at: float,
         lease: Lease,
     ) -> None:
-        from gateway.mcp.endpoint import wire_result
-
         token = CALL_TIMEOUT.set(self.config.timeout)
         watcher = asyncio.get_running_loop().create_task(self._watch(f"{owner}:{task_id}", task_id))
         try:
             result = await self.endpoint.call_tool(name, arguments, caller)
-            payload = wire_result(result).model_dump(by_alias=True, mode="json", exclude_none=True)
+            payload = call_result(result)
             status = "failed" if result.is_error else "completed"
             message = f"{name} failed" if result.is_error else f"{name} completed"
         except asyncio.CancelledError:

@@ -1,9 +1,12 @@
-"""The MCP SDK handlers of resources, prompts and completions: `ResourceSet` and `PromptSet` on the wire.
+"""Our values on MCP's wire: the one encoder of tool results and content blocks, tools as tools/list shows them,
+and the MCP SDK handlers of resources, prompts and completions (`ResourceSet` and `PromptSet` on the wire).
 
-`surface_handlers` gives the `on_*` keyword arguments of the SDK's low-level `Server`; registering a handler is
-what declares a capability (`resources` with `subscribe`, `prompts`, `completions`), so only what an endpoint
-serves is declared. A `RequestError` becomes JSON-RPC -32602 with its message and `data` (SEP-2164 puts the
-URI of an unknown resource there).
+`call_result` turns a `ToolResult` into the wire `CallToolResult` (camelCase JSON data); every path that answers a
+tool call (the SDK's handler, the HTTP transport's lean paths, tasks) encodes with it. `surface_handlers` gives the
+`on_*` keyword arguments of the SDK's low-level `Server`; registering a handler is what declares a capability
+(`resources` with `subscribe`, `prompts`, `completions`), so only what an endpoint serves is declared. A
+`RequestError` becomes JSON-RPC -32602 with its message and `data` (SEP-2164 puts the URI of an unknown resource
+there).
 """
 
 from __future__ import annotations
@@ -20,10 +23,10 @@ from gateway.errors import RequestError
 from gateway.mcp.listing import Completion
 from gateway.mcp.prompts import Prompt, PromptSet
 from gateway.mcp.resources import ResourceContents, ResourceEntry, ResourceSet, ResourceTemplate
-from gateway.mcp.toolspec import Content, ImageContent, TextContent
+from gateway.mcp.toolspec import Content, ImageContent, TextContent, ToolResult, ToolSpec
 from gateway.policy import CallerPolicy
 
-__all__ = ["surface_handlers", "wire_block"]
+__all__ = ["call_result", "content_block", "surface_handlers", "wire_result", "wire_tool"]
 
 CallerOf = Callable[[ServerRequestContext[Any]], CallerPolicy]
 """The caller policy of an SDK request (built once per request by the transport)."""
@@ -126,7 +129,9 @@ def _prompt_handlers(prompts: PromptSet, caller_of: CallerOf) -> dict[str, Any]:
             prompt, blocks = prompts.get(params.name, params.arguments, caller_of(ctx))
         except RequestError as error:
             raise _refused(error) from None
-        messages = [types.PromptMessage(role="user", content=wire_block(block)) for block in blocks]
+        messages = [
+            types.PromptMessage.model_validate({"role": "user", "content": content_block(block)}) for block in blocks
+        ]
         return types.GetPromptResult(description=prompt.description, messages=messages)
 
     return {"on_list_prompts": on_list_prompts, "on_get_prompt": on_get_prompt}
@@ -193,16 +198,49 @@ def _wire_prompt(prompt: Prompt) -> types.Prompt:
     )
 
 
-def wire_block(block: Content) -> types.ContentBlock:
-    """The MCP content block of one of our content values (tool results and prompt messages alike)."""
+def content_block(block: Content) -> dict[str, Any]:
+    """One content block (tool results and prompt messages alike) as MCP's wire shows it."""
     if isinstance(block, TextContent):
-        return types.TextContent(text=block.text)
+        return {"text": block.text, "type": "text"}
     if isinstance(block, ImageContent):
-        return types.ImageContent(data=base64.b64encode(block.data).decode(), mime_type=block.mime_type)
-    resource = types.BlobResourceContents(
-        uri=block.uri, mime_type=block.mime_type, blob=base64.b64encode(block.blob).decode()
+        return {"data": _b64(block.data), "mimeType": block.mime_type, "type": "image"}
+    return {"resource": {"blob": _b64(block.blob), "mimeType": block.mime_type, "uri": block.uri}, "type": "resource"}
+
+
+def call_result(result: ToolResult) -> dict[str, Any]:
+    """The wire `CallToolResult` of a tool's result, keys in the order the SDK's result sieve writes them."""
+    wire: dict[str, Any] = {"content": [content_block(block) for block in result.content], "isError": result.is_error}
+    if result.structured is not None:
+        wire["structuredContent"] = result.structured
+    return wire
+
+
+def wire_result(result: ToolResult) -> types.CallToolResult:
+    """`call_result` as the SDK's model, for the SDK's own handler."""
+    return types.CallToolResult.model_validate(call_result(result))
+
+
+def wire_tool(spec: ToolSpec) -> types.Tool:
+    """One tool as tools/list shows it; the title goes in both places: `title` from 2025-06-18 on,
+    `annotations.title` for 2025-03-26 clients."""
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        output_schema=spec.output_schema,
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=spec.read_only,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=spec.open_world,
+        ),
     )
-    return types.EmbeddedResource(resource=resource)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
 
 
 def _wire_completion(found: Completion) -> types.Completion:

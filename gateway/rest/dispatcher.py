@@ -6,7 +6,6 @@ Every path into the REST API goes through `Dispatcher`: call_function, promoted 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,11 +14,12 @@ import jsonschema
 
 from catalog.errors import UnknownNameError, shown
 from catalog.model import Catalog, Function
+from gateway._quick_check import Check, quick_check
+from gateway.arguments import argument_problems
 from gateway.errors import ArgumentError, RestError, ToolError
+from gateway.limits import CALL_TIMEOUT
 from gateway.observability import observe_function
 from gateway.requests import RestContext
-from gateway.rest._quick_check import Check, quick_check
-from gateway.rest.arguments import argument_problems
 from gateway.rest.request import HttpResponse, build_request
 from gateway.rest.transports import Transport
 
@@ -34,9 +34,6 @@ class CallOutcome:
     response: HttpResponse | None = None
     value: Any = None
 
-
-CALL_TIMEOUT: ContextVar[float | None] = ContextVar("gateway_call_timeout", default=None)
-"""The per-call timeout of the calls made in this context, when not the dispatcher's own (e.g. a task's)."""
 
 
 class Dispatcher:

@@ -22,7 +22,6 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +30,10 @@ from gateway.errors import ConfigError
 from gateway.mcp.prompts import Prompt
 from gateway.mcp.toolspec import ToolSpec
 from gateway.snapshot.diff import Change, FailOn, SnapshotDiff, Subject, diff_snapshots
-from gateway.snapshot.report import OutputFormat, render_check
+from gateway.snapshot.report import OutputFormat, SnapshotCheck, render_check
 
 if TYPE_CHECKING:
-    from gateway.gateway import Gateway
+    from gateway.types import Served
 
 __all__ = [
     "SURFACE_FORMAT",
@@ -57,7 +56,7 @@ __all__ = [
 SURFACE_FORMAT = 1
 
 
-def gateway_snapshot(gateway: Gateway) -> dict[str, Any]:
+def gateway_snapshot(gateway: Served) -> dict[str, Any]:
     """The agent-facing surface of `gateway` as plain JSON data; equal surfaces give equal data."""
     data = {
         "format": SURFACE_FORMAT,
@@ -160,29 +159,7 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
     return data
 
 
-@dataclass(frozen=True, kw_only=True)
-class SnapshotCheck:
-    """A gateway compared with its committed snapshot file."""
-
-    path: Path
-    diff: SnapshotDiff
-    #: The surface the gateway has now.
-    current: dict[str, Any]
-    #: The committed file's text ("" when there was none), for line numbers in annotations.
-    committed_text: str
-    #: There was no file at `path`.
-    missing: bool
-    #: The file was written (asked for, and it was missing or differed).
-    updated: bool
-
-    def failed(self, fail_on: FailOn = "any") -> bool:
-        """True when CI should fail: the file is missing, or the diff fails the gate; never after an update."""
-        if self.updated:
-            return False
-        return self.missing or self.diff.fails(fail_on)
-
-
-def check_snapshot(gateway: Gateway, path: str | os.PathLike[str], *, update: bool = False) -> SnapshotCheck:
+def check_snapshot(gateway: Served, path: str | os.PathLike[str], *, update: bool = False) -> SnapshotCheck:
     """Compare `gateway`'s surface with the snapshot file at `path`; with `update`, rewrite the file when it differs.
 
     Raises ConfigError when the file exists but is not a surface snapshot (unless `update`, which replaces it).

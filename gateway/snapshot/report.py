@@ -1,19 +1,41 @@
-"""A snapshot check, printed for a terminal (`text`), a pull-request comment (`markdown`) or GitHub Actions
-workflow annotations (`github`), breaking changes first."""
+"""A snapshot check (`SnapshotCheck`), printed for a terminal (`text`), a pull-request comment (`markdown`) or
+GitHub Actions workflow annotations (`github`), breaking changes first."""
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
 
-from gateway.snapshot.diff import Change, FailOn
+from gateway.snapshot.diff import Change, FailOn, SnapshotDiff
 
-if TYPE_CHECKING:
-    from gateway.snapshot.check import SnapshotCheck
-
-__all__ = ["OutputFormat", "render_check"]
+__all__ = ["OutputFormat", "SnapshotCheck", "render_check"]
 
 OutputFormat = Literal["text", "markdown", "github"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SnapshotCheck:
+    """A gateway compared with its committed snapshot file."""
+
+    path: Path
+    diff: SnapshotDiff
+    #: The surface the gateway has now.
+    current: dict[str, Any]
+    #: The committed file's text ("" when there was none), for line numbers in annotations.
+    committed_text: str
+    #: There was no file at `path`.
+    missing: bool
+    #: The file was written (asked for, and it was missing or differed).
+    updated: bool
+
+    def failed(self, fail_on: FailOn = "any") -> bool:
+        """True when CI should fail: the file is missing, or the diff fails the gate; never after an update."""
+        if self.updated:
+            return False
+        return self.missing or self.diff.fails(fail_on)
+
 
 #: Where each kind of entry sits in a snapshot file (the line that opens its list), for annotation line numbers.
 _SECTIONS = {

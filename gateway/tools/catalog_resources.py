@@ -21,10 +21,8 @@ in no listing, completion, text or error of it.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
-
-import anyio.to_thread
 
 from catalog.errors import UnknownNameError
 from catalog.render import function_line, module_line
@@ -37,7 +35,7 @@ from gateway.tools.results import cap_lines
 from gateway.tools.toolset import _MAX_MODULES_IN_INSTRUCTIONS, described, explained, searched
 
 if TYPE_CHECKING:
-    from gateway.gateway import Gateway
+    from catalog.model import Catalog
 
 __all__ = [
     "FUNCTION_TEMPLATE",
@@ -66,17 +64,26 @@ def _unknown(error: UnknownNameError, template: str) -> RequestError:
     )
 
 
-def catalog_resources(gateway: Gateway) -> ResourceSet:
-    """The resources of `gateway`: overview, reference page (when served), snapshot, modules, functions, terms.
+Document = Callable[[CallerPolicy], Awaitable[str]]
+"""Reads a whole document for a caller (the reference page, the surface snapshot)."""
 
-    Each is read from the caller's own view. The snapshot, a document of the whole catalog for CI, is not served
-    when access rules give callers different views.
+
+def catalog_resources(
+    catalog: Catalog,
+    *,
+    name: str,
+    max_output_bytes: int,
+    reference: Document | None = None,
+    snapshot: Document | None = None,
+) -> ResourceSet:
+    """The catalog's resources: overview, `reference` page and `snapshot` (when given), modules, functions, terms.
+
+    Each is read from the caller's own view; `name` is the server's, for titles when the API has none. Texts an
+    agent reads are cut to `max_output_bytes` as the tools cut them; the snapshot (JSON) and the reference page
+    (HTML) are documents a cut would break: they are whole.
     """
-    catalog = gateway.catalog
-    api = catalog.title.strip() or gateway.name
-    #: Texts an agent reads are cut as the tools cut them; the snapshot (JSON) and the reference page (HTML) are
-    #: documents a cut would break: they are whole.
-    limit = gateway.config.max_output_bytes
+    api = catalog.title.strip() or name
+    limit = max_output_bytes
 
     async def overview(caller: CallerPolicy) -> str:
         text = caller.instructions
@@ -84,19 +91,6 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
         if len(seen.modules) > _MAX_MODULES_IN_INSTRUCTIONS:
             text += "\n\n" + search(seen).text
         return cap_lines(text, limit, f"read {MODULE_TEMPLATE} for one module's functions")
-
-    async def reference(caller: CallerPolicy) -> str:
-        return (await gateway.reference_app().rendered(caller)).body.decode("utf-8")
-
-    snapshot_text: list[str] = []
-
-    async def snapshot(caller: CallerPolicy) -> str:
-        if not snapshot_text:
-            from catalog.snapshot import dump_snapshot
-            from gateway.snapshot.check import gateway_snapshot
-
-            snapshot_text.append(await anyio.to_thread.run_sync(lambda: dump_snapshot(gateway_snapshot(gateway))))
-        return snapshot_text[0]
 
     async def module(values: Mapping[str, str], caller: CallerPolicy) -> str:
         try:
@@ -128,7 +122,7 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
             read=overview,
         )
     ]
-    if gateway.reference_path is not None:
+    if reference is not None:
         fixed.append(
             Resource(
                 uri=REFERENCE_URI,
@@ -139,7 +133,7 @@ def catalog_resources(gateway: Gateway) -> ResourceSet:
                 read=reference,
             )
         )
-    if not gateway.policy.visibility.active:
+    if snapshot is not None:
         fixed.append(
             Resource(
                 uri=SNAPSHOT_URI,
@@ -246,12 +240,10 @@ def _cached(
     return listed
 
 
-def gateway_prompts(gateway: Gateway, operator: Sequence[Prompt] = ()) -> PromptSet:
-    """The built-in prompts of `gateway`, then the operator's; each caller's own names complete and check their
-    arguments, and the listings are of the caller's own modules."""
-    catalog = gateway.catalog
-    api = catalog.title.strip() or gateway.name
-    scripts = gateway.scripts is not None
+def gateway_prompts(catalog: Catalog, *, name: str, scripts: bool, operator: Sequence[Prompt] = ()) -> PromptSet:
+    """The built-in prompts over `catalog` (mentioning run_script when `scripts`), then the operator's; each caller's
+    own names complete and check their arguments, and the listings are of the caller's own modules."""
+    api = catalog.title.strip() or name
 
     def work_with(arguments: Mapping[str, str], caller: CallerPolicy) -> str:
         parts = [f"Work with {api} through this server's tools.", caller.instructions]

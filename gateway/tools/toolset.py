@@ -13,11 +13,11 @@ from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term, term_fields, term_part
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, count_nodes, inline_refs
 from catalog.search import MAX_QUERY_CHARS, search
+from gateway._quick_check import Check, quick_check
 from gateway.errors import ConfigError, ToolError
 from gateway.mcp.toolspec import TextContent, ToolResult, ToolSpec, validator_for
 from gateway.policy import CallerPolicy
 from gateway.requests import RestContext
-from gateway.rest._quick_check import Check, quick_check
 from gateway.rest.dispatcher import CallOutcome, Dispatcher
 from gateway.tools._compact import COMPACT_HELP
 from gateway.tools._response_check import ResponseCheck

@@ -9,7 +9,7 @@ import jsonschema
 
 from catalog.render import FILE_HINT
 from catalog.schemas import file_schema
-from gateway.rest.arguments import ArgumentProblem, argument_problems, oversized, schema_message
+from gateway.arguments import ArgumentProblem, argument_problems, oversized, schema_message
 
 
 def problems(schema: dict[str, Any], args: dict[str, Any]) -> list[tuple[str, str]]:

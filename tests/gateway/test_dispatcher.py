@@ -23,9 +23,10 @@ from catalog.errors import SchemaTooLargeError
 from catalog.loading import load_document
 from catalog.model import Catalog
 from gateway.errors import ArgumentError, RestError, ToolError
+from gateway.limits import CALL_TIMEOUT
 from gateway.observability import Observer
 from gateway.requests import RequestInfo, RestContext
-from gateway.rest.dispatcher import CALL_TIMEOUT, BoundCaller, Dispatcher, decode_body
+from gateway.rest.dispatcher import BoundCaller, Dispatcher, decode_body
 from gateway.rest.request import HttpResponse
 from gateway.rest.transports import AsgiTransport
 

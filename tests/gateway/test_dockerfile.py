@@ -202,15 +202,11 @@ async def test_the_health_check_follows_the_host_and_port_the_environment_sets(t
             log = await anyio.to_thread.run_sync(_started, server)
         assert "Application startup complete" in log, log
         with anyio.fail_after(30):
-            answered = await anyio.run_process(
-                [sys.executable, "-m", "gateway.cli", *check[1:]], env=env, check=False
-            )
+            answered = await anyio.run_process([sys.executable, "-m", "gateway.cli", *check[1:]], env=env, check=False)
         assert answered.returncode == 0, answered.stderr.decode()
         moved = {**env, "MCP_GATEWAY_PORT": str(_free_port())}
         with anyio.fail_after(30):
-            refused = await anyio.run_process(
-                [sys.executable, "-m", "gateway.cli", *check[1:]], env=moved, check=False
-            )
+            refused = await anyio.run_process([sys.executable, "-m", "gateway.cli", *check[1:]], env=moved, check=False)
         assert refused.returncode == 1
         assert "did not answer" in refused.stderr.decode()
     finally:

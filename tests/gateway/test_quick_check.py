@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from gateway.rest._quick_check import quick_check
+from gateway._quick_check import quick_check
 
 SCHEMAS: list[dict[str, Any]] = [
     {"type": "object", "properties": {"id": {"type": "integer", "minimum": 1}}, "required": ["id"]},
