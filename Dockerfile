@@ -35,6 +35,7 @@ COPY catalog ./catalog
 COPY gateway ./gateway
 COPY sandbox ./sandbox
 COPY oauth ./oauth
+COPY demo ./demo
 RUN /opt/venv/bin/pip install ".[demo]"
 
 FROM python:${PYTHON_VERSION}-slim-bookworm

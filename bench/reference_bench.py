@@ -144,7 +144,7 @@ def run(spec: Path, repeat: int, browser: bool) -> dict[str, Any]:
     started = time.perf_counter()
     catalog = build_catalog(load_document(spec))
     build = time.perf_counter() - started
-    gateway = Gateway(catalog=catalog)
+    gateway = Gateway(spec=catalog)
     render, page = _timed(lambda: reference_page(gateway), repeat)
     body = page.encode("utf-8")
     gzipped = gzip.compress(body, compresslevel=6, mtime=0)

@@ -37,7 +37,7 @@ from gateway import Gateway, ScriptConfig
 from demo import create_app
 from sandbox import ScriptLimits
 gateway = Gateway(app=create_app(debug_routes=True), whoami="users.get_current_user",
-                  script=ScriptConfig(limits=ScriptLimits(timeout=10.0, max_calls=200)))
+                  scripts=ScriptConfig(limits=ScriptLimits(timeout=10.0, max_calls=200)))
 uvicorn.run(gateway.standalone(), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
 

@@ -45,8 +45,8 @@ async def main() -> None:
     modules = [module.name for module in catalog.modules]
     half = modules[: max(1, len(modules) // 2)]
     scopes = {"half": [f"{name}.*" for name in half]}
-    plain = Gateway(catalog=catalog, upstream="https://api.example.com")
-    scoped = Gateway(catalog=catalog, upstream="https://api.example.com", access=Access(scopes=scopes))
+    plain = Gateway(spec=catalog, upstream="https://api.example.com")
+    scoped = Gateway(spec=catalog, upstream="https://api.example.com", access=Access(scopes=scopes))
     request = RequestInfo(transport="http", headers={}, principal=Credentials({"authorization": "x"}, ["half"]))
     name = catalog.functions()[0].name
     calls = [

@@ -7,8 +7,9 @@ Mount it next to a FastAPI or Starlette app in three lines::
     gateway = Gateway(app=app, whoami="users.get_current_user")
     gateway.mount(app, "/mcp")
 
-The names below are imported on first use (PEP 562), so that `import gateway.cli` and the catalog commands do
-not pay for the MCP SDK, uvicorn or the web framework.
+Options come in groups (`Access`, `Effects`, `Limits`, `Security`, `Output`, `Observability`, `Additions`), the way
+httpx takes `Timeout` and `Limits`. The names below are imported on first use (PEP 562), so that `import
+gateway.cli` and the catalog commands do not pay for the MCP SDK, uvicorn or the web framework.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     )
     from gateway.gateway import Gateway
     from gateway.limits import Limits
-    from gateway.mcp.admission import Admission
     from gateway.mcp.endpoint import McpEndpoint
     from gateway.mcp.http import StreamableHttpApp
     from gateway.mcp.prompts import Prompt, PromptArgument
@@ -38,25 +38,34 @@ if TYPE_CHECKING:
     from gateway.mcp.stdio import run_stdio
     from gateway.mcp.tasks import TaskConfig
     from gateway.mcp.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
-    from gateway.options import GatewayConfig
-    from gateway.policy import Access, Caller, Credentials
+    from gateway.options import Additions, Effects, GatewayConfig, Observability, Output, Security
+    from gateway.policy import Access, Caller, CallerPolicy
     from gateway.requests import Peer, RequestInfo, RestContext
-    from gateway.rest.credentials import AuthFunc, CredentialRefusal, bearer_passthrough, bearer_to_headers
+    from gateway.rest.credentials import (
+        AuthFunc,
+        CredentialRefusal,
+        Credentials,
+        bearer_passthrough,
+        bearer_to_headers,
+        header_templates,
+    )
     from gateway.rest.fetching import fetch_document
     from gateway.tools.research import DataSource, ResearchConfig
     from gateway.tools.scripts import ScriptConfig
 
 __all__ = [
     "Access",
-    "Admission",
+    "Additions",
     "ArgumentError",
     "AuthFunc",
     "Caller",
+    "CallerPolicy",
     "ConfigError",
     "CredentialError",
     "CredentialRefusal",
     "Credentials",
     "DataSource",
+    "Effects",
     "EmbeddedResource",
     "Gateway",
     "GatewayConfig",
@@ -65,6 +74,8 @@ __all__ = [
     "LimitError",
     "Limits",
     "McpEndpoint",
+    "Observability",
+    "Output",
     "Peer",
     "Prompt",
     "PromptArgument",
@@ -74,6 +85,7 @@ __all__ = [
     "RestContext",
     "RestError",
     "ScriptConfig",
+    "Security",
     "StreamableHttpApp",
     "TaskConfig",
     "TextContent",
@@ -84,17 +96,13 @@ __all__ = [
     "bearer_passthrough",
     "bearer_to_headers",
     "fetch_document",
+    "header_templates",
     "run_stdio",
 ]
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
     {
-        "gateway.mcp.admission": ("Admission",),
-        "gateway.gateway": ("Gateway",),
-        "gateway.requests": ("Peer", "RequestInfo", "RestContext"),
-        "gateway.options": ("GatewayConfig",),
-        "gateway.rest.credentials": ("AuthFunc", "CredentialRefusal", "bearer_passthrough", "bearer_to_headers"),
         "gateway.errors": (
             "ArgumentError",
             "ConfigError",
@@ -105,18 +113,56 @@ __getattr__, __dir__ = lazy_exports(
             "RestError",
             "ToolError",
         ),
-        "gateway.rest.fetching": ("fetch_document",),
+        "gateway.gateway": ("Gateway",),
         "gateway.limits": ("Limits",),
-        "gateway.policy": ("Access", "Caller", "Credentials"),
-        "gateway.mcp.prompts": ("Prompt", "PromptArgument"),
-        "gateway.tools.research": ("DataSource", "ResearchConfig"),
-        "gateway.tools.scripts": ("ScriptConfig",),
         "gateway.mcp.endpoint": ("McpEndpoint",),
-        "gateway.mcp.stdio": ("run_stdio",),
         "gateway.mcp.http": ("StreamableHttpApp",),
+        "gateway.mcp.prompts": (
+            "Prompt",
+            "PromptArgument",
+        ),
         "gateway.mcp.security": ("TransportSecurity",),
+        "gateway.mcp.stdio": ("run_stdio",),
         "gateway.mcp.tasks": ("TaskConfig",),
-        "gateway.mcp.toolspec": ("EmbeddedResource", "ImageContent", "TextContent", "ToolResult", "ToolSpec"),
+        "gateway.mcp.toolspec": (
+            "EmbeddedResource",
+            "ImageContent",
+            "TextContent",
+            "ToolResult",
+            "ToolSpec",
+        ),
+        "gateway.options": (
+            "Additions",
+            "Effects",
+            "GatewayConfig",
+            "Observability",
+            "Output",
+            "Security",
+        ),
+        "gateway.policy": (
+            "Access",
+            "Caller",
+            "CallerPolicy",
+        ),
+        "gateway.requests": (
+            "Peer",
+            "RequestInfo",
+            "RestContext",
+        ),
+        "gateway.rest.credentials": (
+            "AuthFunc",
+            "CredentialRefusal",
+            "Credentials",
+            "bearer_passthrough",
+            "bearer_to_headers",
+            "header_templates",
+        ),
+        "gateway.rest.fetching": ("fetch_document",),
+        "gateway.tools.research": (
+            "DataSource",
+            "ResearchConfig",
+        ),
+        "gateway.tools.scripts": ("ScriptConfig",),
     },
     globals(),
 )

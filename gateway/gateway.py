@@ -15,25 +15,23 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Scope
 
 from catalog.builder import build_catalog
-from catalog.composite import Composite, Concept
 from catalog.errors import CatalogError
 from catalog.loading import load_document
 from catalog.model import Catalog
-from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES
 from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
 from gateway.limits import Limits
 from gateway.mcp.admission import Admission, AdmissionGate
 from gateway.mcp.endpoint import McpEndpoint
-from gateway.mcp.prompts import Prompt
 from gateway.mcp.security import TransportSecurity
 from gateway.mcp.toolspec import ToolResult, ToolSpec
-from gateway.observability import METRICS_READERS, MetricsPage, Observer
-from gateway.options import GatewayConfig, refuse_userinfo
-from gateway.policy import Access, Caller, CallerPolicy, Credentials, Policy
+from gateway.observability import MetricsPage, Observer
+from gateway.options import Additions, Effects, GatewayConfig, Observability, Output, Security, refuse_userinfo
+from gateway.policy import Access, Caller, CallerPolicy, Policy
 from gateway.reference import ReferencePage, reference_page
-from gateway.requests import LOCAL_PEER, Peer, RequestInfo, RestContext
-from gateway.rest.credentials import AuthFunc, bearer_passthrough, refusal
+from gateway.requests import Peer, RequestInfo, RestContext
+from gateway.rest.context import RestContexts
+from gateway.rest.credentials import Authentication, AuthFunc, bearer_passthrough
 from gateway.rest.dispatcher import Dispatcher, decode_body
 from gateway.rest.fetching import fetch_document
 from gateway.rest.lifespan import app_lifespan
@@ -44,7 +42,7 @@ from gateway.tools.catalog_resources import catalog_resources, gateway_prompts
 from gateway.tools.research import ResearchConfig, research_tools
 from gateway.tools.scripts import ScriptConfig, ScriptTool
 from gateway.tools.toolset import ToolSet, instructions_for
-from gateway.types import ErrorHook, ToolRunner
+from gateway.types import ToolRunner
 
 if TYPE_CHECKING:
     from gateway.mcp.tasks import TaskConfig, Tasks
@@ -53,46 +51,27 @@ __all__ = ["Gateway"]
 
 logger = logging.getLogger("gateway")
 
-#: The MCP request's headers that its REST calls carry as they are.
-_PASSED_ON = ("x-request-id", "traceparent", "tracestate")
 #: How many unrouted operations a start-up error names.
 _EXAMPLES = 5
 #: How many operations the start-up route check tries before it tries them all.
 _SAMPLE = 24
-#: `admission`'s default: a gate of `Admission()`'s size.
-_DEFAULT_ADMISSION = Admission()
 
 
 class Gateway:
     """An MCP server over a REST API's catalog, dispatching calls to the app in-process or to an upstream URL.
 
-    Give `app` (an ASGI app, e.g. FastAPI; its own `openapi()` is the spec unless `spec` is given) or
-    `upstream` (a base URL) with `spec`. In-process calls go to `prefix` + each documented path (default: the
-    document's relative server URL, such as `/api`); the gateway checks at start-up that the paths route in
-    the app. `read_only`, `destructive` and `writes` are patterns on function names (`*.count_*`) that say
-    what a function does where the HTTP method and the document's `x-mcp-read-only` / `x-mcp-destructive`
-    say otherwise. `whoami_fields` chooses the fields whoami shows; by default it shows the identity and
-    leaves out values that look like credentials. `trusted_proxies` lists the proxies whose
-    `X-Forwarded-For` is passed on (with the real peer appended); others' forwarded headers are rebuilt.
-    `other_hosts` names the hosts besides the upstream that functions with servers of their own may be
-    called at, with the caller's credentials, over https only (e.g. `uploads.github.com`).
-    `research` (True, or a `ResearchConfig`) adds ChatGPT's `search`/`fetch` pair; `reference_path` (e.g.
-    "/reference") serves the reference page, which catalog search/fetch cite, so it defaults to "/reference" with
-    them ('' for none); `script` (a `ScriptConfig`) adds run_script, which needs `whoami`.
-    `access` (an `Access`: `hide` patterns, a `visible(caller, function)` hook, OAuth `scopes` → function-name
-    patterns) gives each caller its own view: a function off it is unknown to that caller on every path (see
-    `gateway.policy`). `limits` (a `Limits`) bounds what one caller, and the whole gateway, may start (tasks,
-    streams, batches, scripts). `tasks` (a `TaskConfig`) serves task-augmented tool calls (MCP 2025-11-25 tasks);
-    `progress_interval` is the time between the "still working" notifications sent to a client that asked
-    for progress.
-    `prompts` (`gateway.mcp.prompts.Prompt` values) are served after the built-in ones; the catalog is served as
-    resources (`gateway.tools.catalog_resources` lists the URIs).
-    Every tool call is a line on the `gateway.calls` logger (INFO); `metrics_path` (e.g. "/metrics") serves
-    Prometheus metrics (needs the `metrics` extra); with OpenTelemetry installed and configured (or
-    `tracer_provider` given) each tool call and REST call is a span, and REST calls carry its `traceparent`.
-    `caller_key` keys the caller hash of those lines and spans (random per process by default).
-    `admission` (an `Admission`) bounds how many MCP requests the HTTP endpoint works on at once, the others
-    waiting in arrival order, which keeps tail latency low under many clients; None works on all at once.
+    Give `app` (an ASGI app, e.g. FastAPI; its own `openapi()` is the spec unless `spec` is given) or `upstream`
+    (a base URL) with `spec` (a path, URL, text or dict, or a built `Catalog`). In-process calls go to `prefix` +
+    each documented path (default: the document's relative server URL, such as `/api`); the gateway checks at
+    start-up that the paths route in the app. `whoami` names the function that says who the caller is; `auth`
+    turns the MCP bearer token into the REST headers (default: passed through as `Authorization: Bearer`).
+    `tools` promotes functions to tools of their own; `scripts` (a `ScriptConfig`) adds run_script, `tasks` (a
+    `TaskConfig`) task-augmented calls, `research` (True, or a `ResearchConfig`) ChatGPT's search/fetch.
+
+    The rest comes in groups (`gateway.options`): `access` (who sees which functions), `effects` (what functions
+    do), `limits` (timeouts and budgets), `security` (hosts, origins, proxies), `output` (what agents and people
+    are shown), `observability` (metrics, traces, error reports) and `additions` (hand-written composites,
+    concepts, prompts and tools).
 
     Construction loads and checks everything and raises ConfigError (or the catalog's DocumentError) saying
     what to fix. Every option is kept in `config`, a `GatewayConfig`; `Gateway.from_config` takes one.
@@ -101,91 +80,43 @@ class Gateway:
     def __init__(
         self,
         *,
-        spec: Any = None,
         app: Any = None,
+        spec: Any = None,
         upstream: str | None = None,
-        catalog: Catalog | None = None,
         prefix: str | None = None,
-        name: str | None = None,
-        version: str | None = None,
-        instructions: str = "",
         whoami: str | None = None,
-        whoami_fields: Sequence[str] | None = None,
         auth: AuthFunc | None = None,
-        composites: Sequence[Composite] = (),
-        concepts: Mapping[str, Concept] | None = None,
         tools: Sequence[str] = (),
-        additive: Sequence[str] = (),
-        read_only: Sequence[str] = (),
-        destructive: Sequence[str] = (),
-        writes: Sequence[str] = (),
-        max_output_bytes: int = 24_000,
-        compact_results: bool = False,
-        timeout: float = 30.0,
-        on_error: ErrorHook | None = None,
-        allowed_hosts: Sequence[str] = (),
-        allowed_origins: Sequence[str] = (),
-        trusted_proxies: Sequence[str] = (),
-        other_hosts: Sequence[str] = (),
-        max_schema_nodes: int = DEFAULT_MAX_SCHEMA_NODES,
-        extra_tools: Sequence[tuple[ToolSpec, ToolRunner]] = (),
-        research: bool | ResearchConfig = False,
-        reference_path: str | None = None,
-        script: ScriptConfig | None = None,
-        access: Access | None = None,
-        limits: Limits | None = None,
+        scripts: ScriptConfig | None = None,
         tasks: TaskConfig | None = None,
-        progress_interval: float = 5.0,
-        prompts: Sequence[Prompt] = (),
-        metrics_path: str | None = None,
-        metrics_from: Sequence[str] = METRICS_READERS,
-        tracer_provider: Any = None,
-        caller_key: bytes | str | None = None,
-        admission: Admission | None = _DEFAULT_ADMISSION,
+        research: bool | ResearchConfig = False,
+        access: Access | None = None,
+        effects: Effects | None = None,
+        limits: Limits | None = None,
+        security: Security | None = None,
+        output: Output | None = None,
+        observability: Observability | None = None,
+        additions: Additions | None = None,
     ) -> None:
         self._compose(
             GatewayConfig(
-                spec=spec,
                 app=app,
+                spec=spec,
                 upstream=upstream,
-                catalog=catalog,
                 prefix=prefix,
-                name=name,
-                version=version,
-                instructions=instructions,
                 whoami=whoami,
-                whoami_fields=tuple(whoami_fields) if whoami_fields is not None else None,
                 auth=auth,
-                composites=tuple(composites),
-                concepts=concepts,
                 tools=tuple(tools),
-                additive=tuple(additive),
-                read_only=tuple(read_only),
-                destructive=tuple(destructive),
-                writes=tuple(writes),
-                max_output_bytes=max_output_bytes,
-                compact_results=compact_results,
-                timeout=timeout,
-                on_error=on_error,
-                allowed_hosts=tuple(allowed_hosts),
-                allowed_origins=tuple(allowed_origins),
-                trusted_proxies=tuple(trusted_proxies),
-                other_hosts=tuple(other_hosts),
-                max_schema_nodes=max_schema_nodes,
-                extra_tools=tuple(extra_tools),
-                research=research,
-                reference_path=reference_path,
-                script=script,
-                access=access or Access(),
-                limits=limits or Limits(),
+                scripts=scripts,
                 tasks=tasks,
-                progress_interval=progress_interval,
-                prompts=tuple(prompts),
-                metrics_path=metrics_path,
-                metrics_from=tuple(metrics_from),
-                tracer_provider=tracer_provider,
-                caller_key=caller_key,
-                admission=admission,
+                research=research,
+                access=access or Access(),
+                effects=effects or Effects(),
+                limits=limits or Limits(),
+                security=security or Security(),
+                output=output or Output(),
+                observability=observability or Observability(),
+                additions=additions or Additions(),
             )
         )
 
@@ -198,6 +129,7 @@ class Gateway:
 
     def _compose(self, config: GatewayConfig) -> None:
         self.config = config
+        output, observability = config.output, config.observability
         self.app = config.app
         #: Where `mount()` and `standalone()` serve the reference page (see `reference_app`); None: not served.
         self.reference_path = _reference_path(config)
@@ -205,82 +137,85 @@ class Gateway:
         self._snapshot: str | None = None
         #: Where tool calls are logged, counted and traced (see gateway.observability).
         self.observer = Observer(
-            metrics=config.metrics_path is not None,
-            tracer_provider=config.tracer_provider,
-            caller_key=config.caller_key,
+            metrics=observability.metrics_path is not None,
+            tracer_provider=observability.tracer_provider,
+            caller_key=observability.caller_key,
         )
-        self.metrics_path = config.metrics_path
-        self.catalog = config.catalog if config.catalog is not None else _build_catalog(config)
+        self.metrics_path = observability.metrics_path
+        self.catalog = config.spec if isinstance(config.spec, Catalog) else _build_catalog(config)
         _warn_about_document(config, self.catalog)
-        self.name = config.name or self.catalog.title
-        self.version = config.version or self.catalog.version or "0"
-        self.auth = config.auth or bearer_passthrough()
+        self.name = output.name or self.catalog.title
+        self.version = output.version or self.catalog.version or "0"
+        #: The auth function applied to each HTTP MCP request's bearer token.
+        self.authentication = Authentication(config.auth or bearer_passthrough())
+        #: What each request's REST calls carry (forwarded headers, credentials); see `use_stdio_credentials`.
+        self.rest_contexts = RestContexts(config.security.proxies)
         #: Where calls go: an upstream base URL (given, or the document's first absolute server), else None.
         self.upstream = config.upstream if config.app is None else None
         if config.app is None and self.upstream is None:
             self.upstream = _first_absolute_server(self.catalog)
         self.transport: Transport | None = _transport(config, self.catalog, self.upstream)
-        self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=config.timeout)
-        #: The run_script tool when `script` is given; it owns the sandbox's worker processes (see lifespan()).
+        self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=config.limits.timeout)
+        #: The run_script tool when `scripts` is given; it owns the sandbox's worker processes (see lifespan()).
         self.scripts: ScriptTool | None = None
-        if config.script is not None and config.whoami is not None:
+        if config.scripts is not None and config.whoami is not None:
             self.scripts = ScriptTool(
-                config=config.script,
+                config=config.scripts,
                 dispatcher=self.dispatcher,
-                rest_context=self._rest_context,
+                rest_context=self.rest_contexts,
                 whoami=config.whoami,
-                max_output_bytes=config.max_output_bytes,
-                on_error=config.on_error,
+                max_output_bytes=output.max_output_bytes,
+                on_error=observability.on_error,
             )
         #: The caller policy: for each caller, which functions exist, what it may do and how much it may start.
         self.policy = Policy(
             self.catalog,
             access=config.access,
             limits=config.limits,
-            instructions=lambda catalog: instructions_for(catalog, config.instructions),
+            instructions=lambda catalog: instructions_for(catalog, output.instructions),
             scripts=self.scripts.rules if self.scripts is not None else None,
             identify=self.scripts.identify if self.scripts is not None else None,
         )
         extra: list[tuple[ToolSpec, ToolRunner]] = [(self.scripts.spec, self.scripts)] if self.scripts else []
         if config.research is not False:
-            # ChatGPT's search/fetch pair goes right after the fixed tools (see gateway.research).
+            # ChatGPT's search/fetch pair goes right after the fixed tools (see gateway.tools.research).
             research = config.research if isinstance(config.research, ResearchConfig) else ResearchConfig()
             extra += research_tools(
                 self.catalog,
                 self.dispatcher,
-                self._rest_context,
+                self.rest_contexts,
                 research,
-                max_output_bytes=config.max_output_bytes,
+                max_output_bytes=output.max_output_bytes,
                 reference_path=self.reference_path,
             )
         self.toolset = ToolSet(
             catalog=self.catalog,
             dispatcher=self.dispatcher,
-            rest_context=self._rest_context,
+            rest_context=self.rest_contexts,
             server_name=self.name,
             whoami=config.whoami,
-            whoami_fields=config.whoami_fields,
+            whoami_fields=output.whoami_fields,
             promoted=config.tools,
-            additive=config.additive,
-            max_output_bytes=config.max_output_bytes,
-            compact_results=config.compact_results,
-            extra=[*extra, *config.extra_tools],
+            additive=config.effects.additive,
+            max_output_bytes=output.max_output_bytes,
+            compact_results=output.compact_results,
+            extra=[*extra, *config.additions.tools],
             scripts=self.scripts is not None,
         )
         self.policy.promoted = self.toolset.promoted
         #: The operator's view of the instructions (every function); callers get their own from the policy.
-        self.instructions = instructions_for(self.catalog, config.instructions)
-        #: The catalog as MCP resources, and the built-in and operator prompts (see `gateway.tools.catalog_resources`).
+        self.instructions = instructions_for(self.catalog, output.instructions)
+        #: The catalog as MCP resources, and the built-in and operator prompts (gateway.tools.catalog_resources).
         self.resources = catalog_resources(
             self.catalog,
             name=self.name,
-            max_output_bytes=config.max_output_bytes,
+            max_output_bytes=output.max_output_bytes,
             reference=self._reference_text if self.reference_path is not None else None,
             # A document of the whole catalog, for CI: not served where callers see different functions.
             snapshot=self._snapshot_text if not self.policy.visibility.active else None,
         )
         self.prompts = gateway_prompts(
-            self.catalog, name=self.name, scripts=self.scripts is not None, operator=config.prompts
+            self.catalog, name=self.name, scripts=self.scripts is not None, operator=config.additions.prompts
         )
         self.endpoint = McpEndpoint(
             name=self.name,
@@ -288,11 +223,11 @@ class Gateway:
             instructions=self.instructions,
             tools=self.toolset.specs,
             handle=self.toolset.handle,
-            authenticate=self._authenticate,
-            on_error=config.on_error,
+            authenticate=self.authentication,
+            on_error=observability.on_error,
             handler_validates=self.toolset.self_validating,
             policy=self.policy,
-            progress_interval=config.progress_interval,
+            progress_interval=output.progress_interval,
             resources=self.resources,
             prompts=self.prompts,
             observer=self.observer,
@@ -308,25 +243,10 @@ class Gateway:
                 f", or run it as a task, which may take {config.tasks.timeout:g} s: send the tools/call with "
                 '"task": {} in its params (MCP 2025-11-25 tasks), then poll tasks/get and read tasks/result'
             )
-        self.security = TransportSecurity(allowed_hosts=config.allowed_hosts, allowed_origins=config.allowed_origins)
-
-    # Credentials
-
-    async def _authenticate(self, headers: Mapping[str, str]) -> object:
-        """The REST credential headers for an HTTP MCP request; a refusal (`CredentialError`, or any exception with
-        a `www_authenticate` challenge) becomes a 401."""
-        token = RequestInfo(transport="http", headers=headers).bearer_token
-        try:
-            # The scopes the credentials carry (an OAuth token's) stay with them, for the caller's surface.
-            return Credentials.of(await self.auth(token))
-        except Exception as error:
-            refused = refusal(error)
-            if refused is error:
-                raise
-            if refused is not None:
-                raise refused from None
-            logger.exception("the auth function failed")
-            raise CredentialError("the credentials could not be checked") from error
+        security = config.security
+        self.security = TransportSecurity(
+            allowed_hosts=tuple(security.allowed_hosts), allowed_origins=tuple(security.allowed_origins)
+        )
 
     async def _reference_text(self, caller: CallerPolicy) -> str:
         return (await self.reference_app().rendered(caller)).body.decode("utf-8")
@@ -346,52 +266,21 @@ class Gateway:
         headers = {name.decode("latin-1").lower(): value.decode("latin-1") for name, value in scope.get("headers", ())}
         peer = Peer.from_scope(scope, headers.get("host"))
         request = RequestInfo(transport="http", headers=headers, peer=peer)
-        if request.bearer_token is not None:
-            principal = await self._authenticate(headers)
-            return self.policy.of(RequestInfo(transport="http", headers=headers, principal=principal, peer=peer))
-        try:
-            principal = Credentials.of(await self.auth(None))
-        except Exception as error:
-            if refusal(error) is None:
-                logger.exception("the auth function failed")
-            return self.policy.of(request, Caller.anonymous(request))
+        if request.bearer_token is None:
+            try:
+                principal = await self.authentication.of_token(None)
+            except CredentialError:
+                return self.policy.of(request, Caller.anonymous(request))
+        else:
+            principal = await self.authentication(headers)
         return self.policy.of(RequestInfo(transport="http", headers=headers, principal=principal, peer=peer))
-
-    async def _rest_context(self, request: RequestInfo) -> RestContext:
-        """What the REST calls of `request` carry: forwarded headers the gateway rebuilt, then the credentials."""
-        source = request.headers or {}
-        headers: list[tuple[str, str]] = []
-        # Passed on unchanged, so the API's work joins the caller's request and trace (W3C Trace Context);
-        # with OpenTelemetry on, each call's own span replaces the traceparent (gateway.observability).
-        headers.extend((name, source[name]) for name in _PASSED_ON if name in source)
-        peer = request.peer or LOCAL_PEER
-        if request.peer is not None and peer.client is not None:
-            # The gateway is the proxy of these calls: it appends the peer it saw, and keeps what came before
-            # only from a proxy the operator trusts (so a caller cannot claim another address).
-            address = peer.client[0]
-            trusted = address in self.config.proxies
-            chain = source.get("x-forwarded-for", "").strip() if trusted else ""
-            headers.append(("x-forwarded-for", f"{chain}, {address}" if chain else address))
-            proto = source.get("x-forwarded-proto", "").strip() if trusted else ""
-            headers.append(("x-forwarded-proto", proto or peer.scheme))
-        principal = request.principal
-        if isinstance(principal, Mapping):
-            headers.extend((str(k), str(v)) for k, v in principal.items())
-        elif request.transport == "stdio":
-            headers.extend(self._stdio_headers)
-            return RestContext(headers=tuple(headers), peer=peer, credential_hint=self._stdio_hint)
-        return RestContext(headers=tuple(headers), peer=peer)
-
-    _stdio_headers: Sequence[tuple[str, str]] = ()
-    _stdio_hint = ""
 
     def use_stdio_credentials(self, headers: Mapping[str, str], *, hint: str = "") -> None:
         """The REST headers every stdio call carries (stdio has no per-request credentials).
 
         `hint` tells the agent, on an HTTP 401, where those credentials come from and how to fix them.
         """
-        self._stdio_headers = tuple(headers.items())
-        self._stdio_hint = hint
+        self.rest_contexts.use_stdio_credentials(headers, hint=hint)
 
     # Python API
 
@@ -417,10 +306,12 @@ class Gateway:
 
     def asgi(self) -> ASGIApp:
         """The MCP endpoint as an ASGI app (stateless streamable HTTP, JSON responses, POST only), behind the
-        admission gate unless `admission` is None."""
-        endpoint = self.endpoint.http_app(security=self.security)
-        admission = self.config.admission
-        return endpoint if admission is None else AdmissionGate(endpoint, admission)
+        admission gate unless `limits.max_running` is 0."""
+        limits = self.config.limits
+        endpoint = self.endpoint.http_app(security=self.security, max_body_bytes=limits.max_body_bytes)
+        if not limits.max_running:
+            return endpoint
+        return AdmissionGate(endpoint, Admission(max_running=limits.max_running, lease=limits.admission_lease))
 
     def _routes(self, path: str) -> dict[str, ASGIApp]:
         routes: dict[str, ASGIApp] = {path: self.asgi()}
@@ -469,7 +360,11 @@ class Gateway:
         """The Prometheus metrics as an ASGI app (GET/HEAD); ConfigError when metrics_path was not given."""
         if self.observer.metrics is None:
             raise ConfigError("this gateway keeps no metrics: give it metrics_path='/metrics' (--metrics-path)")
-        return MetricsPage(self.observer.metrics, readers=self.config.metrics_readers, proxies=self.config.proxies)
+        return MetricsPage(
+            self.observer.metrics,
+            readers=self.config.observability.metrics_readers,
+            proxies=self.config.security.proxies,
+        )
 
     async def _start(self) -> None:
         if self.scripts is not None:
@@ -534,10 +429,10 @@ def _build_catalog(config: GatewayConfig) -> Catalog:
         document = load_document(source, fetch=fetch_document)
         return build_catalog(
             document,
-            composites=config.composites,
-            concepts=config.concepts,
-            max_schema_nodes=config.max_schema_nodes,
-            effects=config.effects,
+            composites=config.additions.composites,
+            concepts=config.additions.concepts,
+            max_schema_nodes=config.limits.max_schema_nodes,
+            effects=config.effects.rules,
         )
     except CatalogError:
         raise
@@ -546,20 +441,15 @@ def _build_catalog(config: GatewayConfig) -> Catalog:
 
 
 def _warn_about_document(config: GatewayConfig, catalog: Catalog) -> None:
-    if config.catalog is not None and config.effects:
-        raise ConfigError(
-            "read_only, destructive and writes apply when the gateway builds the catalog; with catalog=, pass "
-            "effects=EffectRules(...) to build_catalog instead"
-        )
     if not catalog.functions():
-        if config.app is not None and config.spec is None and config.catalog is None:
+        if config.app is not None and config.spec is None:
             logger.warning(
                 "the app's openapi() lists no operations, so agents will find no functions: create the Gateway "
                 "after the app's routes and include_router() calls"
             )
         else:
             logger.warning("the catalog has no functions")
-    if catalog.title == "FastAPI" and config.name is None:
+    if catalog.title == "FastAPI" and config.output.name is None:
         # FastAPI's default title: agents and people would see a server called "FastAPI".
         logger.warning(
             "the API's title is FastAPI's default 'FastAPI', which clients show as the server's name: set "
@@ -582,7 +472,7 @@ def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) ->
         return AsgiTransport(config.app, prefix=prefix)
     if upstream is not None:
         refuse_userinfo(upstream, "the document's server URL" if config.upstream is None else "upstream")
-        transport = UpstreamTransport(upstream, timeout=config.timeout, other_hosts=config.other_hosts)
+        transport = UpstreamTransport(upstream, timeout=config.limits.timeout, other_hosts=config.security.other_hosts)
         for server, names in catalog.own_servers().items():
             refuse_userinfo(server, f"the server URL of {names[0]}")
             refused = transport.refusal(server)
@@ -660,8 +550,9 @@ def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> st
 def _reference_path(config: GatewayConfig) -> str | None:
     """Where the reference page is served: as given ('' for nowhere), else at /reference when ChatGPT's catalog
     search/fetch are served without a reference_url of their own, so that their results carry a citable url."""
-    if config.reference_path is not None:
-        return config.reference_path or None
+    path = config.output.reference_path
+    if path is not None:
+        return path or None
     research = config.research
     if research is True or (
         isinstance(research, ResearchConfig) and research.data is None and research.reference_url is None

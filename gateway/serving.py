@@ -14,11 +14,13 @@ import asyncio
 import gc
 import logging
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from gateway.flags import cli, seconds, whole
 
 __all__ = [
     "GatewayServer",
@@ -37,8 +39,19 @@ logger = logging.getLogger("gateway.serving")
 class ServeLimits:
     """How long a request may take to arrive and how many connections one process serves at once."""
 
-    read_timeout: float = 30.0
-    max_connections: int = 512
+    read_timeout: float = field(
+        default=30.0,
+        metadata=cli(
+            "close a connection whose request has not arrived whole within this time",
+            parse=seconds,
+            metavar="SECONDS",
+            where="serve",
+        ),
+    )
+    max_connections: int = field(
+        default=512,
+        metadata=cli("answer 503 past this many open connections", parse=whole(1), metavar="N", where="serve"),
+    )
 
     def __post_init__(self) -> None:
         from gateway.errors import ConfigError

@@ -19,14 +19,16 @@ __all__ = ["ResourceGuard", "ScopedHeaders"]
 
 
 class ScopedHeaders(dict[str, str]):
-    """The REST headers of a valid access token, with the `scopes` it was issued for (RFC 6749 §3.3).
+    """The REST headers of a valid access token, with its grant: the `scopes` it was issued for (RFC 6749 §3.3) and
+    the `client_id` of the client it was issued to.
 
-    The gateway reads `scopes` to decide which functions the caller sees and may call.
+    The gateway reads the grant to decide which functions the caller sees and may call, and whose state is whose.
     """
 
-    def __init__(self, headers: Mapping[str, str], scopes: tuple[str, ...]) -> None:
+    def __init__(self, headers: Mapping[str, str], scopes: tuple[str, ...], client_id: str | None = None) -> None:
         super().__init__(headers)
         self.scopes = scopes
+        self.client_id = client_id
 
 
 class ResourceGuard:
@@ -67,4 +69,4 @@ class ResourceGuard:
                 "the access token is invalid, expired, revoked or for another resource; refresh it or authorize again",
                 www_authenticate=self.challenge("invalid_token", "the access token is not valid for this resource"),
             )
-        return ScopedHeaders(grant.credentials, grant.scopes)
+        return ScopedHeaders(grant.credentials, grant.scopes, grant.client_id)

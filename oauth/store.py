@@ -21,13 +21,10 @@ from oauth.errors import ConfigError
 
 __all__ = ["Clock", "RecordKind", "TokenStore", "open_store"]
 
-RecordKind = Literal[
-    "client", "new-client", "request", "code", "grant", "access", "refresh", "attempts", "task", "task-index"
-]
+RecordKind = Literal["client", "new-client", "request", "code", "grant", "access", "refresh", "attempts"]
 """What a record is: a registered client that has had tokens, one that has not yet (kept with `put_capped`), a
 login in progress, an authorization code, a grant (one consent of one user to one client: the token family),
-an access token, a refresh token, a counter of attempts (which only `count` reads and writes), or the MCP
-gateway's task-augmented calls and each caller's list of them (`gateway.mcp.tasks`)."""
+an access token, a refresh token, or a counter of attempts (which only `count` reads and writes)."""
 
 Clock = Callable[[], float]
 """Seconds since the epoch; injected so that tests can move time."""

@@ -178,3 +178,15 @@ def test_each_part_of_the_gateway_imports_only_the_parts_below_it(layer: str) ->
         if module == layer or module.startswith(layer + ".")
     }
     assert {module: found for module, found in offenders.items() if found} == {}
+
+
+def test_gateway_takes_exactly_the_options_gateway_config_lists_about_a_dozen_of_them() -> None:
+    import dataclasses
+    import inspect
+
+    from gateway.gateway import Gateway
+    from gateway.options import GatewayConfig
+
+    options = [item.name for item in dataclasses.fields(GatewayConfig) if item.init]
+    assert list(inspect.signature(Gateway).parameters) == options
+    assert len(options) <= 17

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from gateway.policy.access import Access, ScopeMap, View, Visibility, VisibleHook
 from gateway.policy.budgets import Budget, Lease
-from gateway.policy.caller import Caller, Credentials
+from gateway.policy.caller import Caller
 from gateway.policy.policy import CallerPolicy, Policy, ScriptRules, serving
 
 __all__ = [
@@ -16,7 +16,6 @@ __all__ = [
     "Budget",
     "Caller",
     "CallerPolicy",
-    "Credentials",
     "Lease",
     "Policy",
     "ScopeMap",

@@ -22,6 +22,7 @@ from typing import Final
 
 from catalog.model import Catalog, Function, Module
 from gateway.errors import ConfigError
+from gateway.flags import cli
 from gateway.policy.caller import Caller
 
 __all__ = ["Access", "ScopeMap", "View", "Visibility", "VisibleHook", "restricted"]
@@ -44,9 +45,25 @@ class Access:
     every function. `hide` and each scope's patterns must name at least one function (a typo would leave shown
     what was meant hidden, or grant nothing), checked when the gateway is built."""
 
-    hide: tuple[str, ...] = ()
+    hide: Sequence[str] = field(
+        default=(),
+        metadata=cli(
+            "hide these functions from every caller: listings, search, describe, calls and scripts",
+            metavar="PATTERN",
+        ),
+    )
     visible: VisibleHook | None = field(default=None, compare=False)
-    scopes: ScopeMap | None = None
+    scopes: ScopeMap | None = field(
+        default=None,
+        metadata=cli(
+            "an OAuth scope and functions it reaches (again for more patterns of one scope); a caller whose token "
+            "carries scopes then sees and calls only the functions they reach",
+            name="scope",
+            metavar="SCOPE=PATTERN",
+            repeat=True,
+            build=lambda items: scope_map(items),
+        ),
+    )
 
     def __post_init__(self) -> None:
         if isinstance(self.hide, str) or not all(isinstance(pattern, str) for pattern in self.hide):
@@ -159,6 +176,19 @@ class Visibility:
             while len(self._views) > _VIEWS:
                 self._views.popitem(last=False)
         return view
+
+
+def scope_map(items: Sequence[str]) -> dict[str, list[str]]:
+    """`SCOPE=PATTERN` items (as `--scope` takes them) as a scope map; ConfigError for an item of another shape."""
+    scopes: dict[str, list[str]] = {}
+    for item in items:
+        scope, _, pattern = item.partition("=")
+        if not scope.strip() or not pattern.strip():
+            raise ConfigError(
+                f"--scope takes SCOPE=PATTERN, e.g. orders:read=orders.get_*, not {item!r} (repeat it for more)"
+            )
+        scopes.setdefault(scope.strip(), []).append(pattern.strip())
+    return scopes
 
 
 def restricted(catalog: Catalog, names: Collection[str]) -> Catalog:

@@ -6,42 +6,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from gateway.requests import RequestInfo
 
-__all__ = ["Caller", "Credentials"]
-
-
-class Credentials(dict[str, str]):
-    """REST headers an auth function returned, with the OAuth grant of the token: its `scopes` (None when the
-    credentials carry none) and the `client_id` it was issued to (None when unknown)."""
-
-    scopes: frozenset[str] | None
-    client_id: str | None
-
-    def __init__(
-        self, headers: Mapping[str, str], scopes: Collection[str] | None = None, client_id: str | None = None
-    ) -> None:
-        super().__init__(headers)
-        self.scopes = frozenset(scopes) if scopes is not None else None
-        self.client_id = client_id
-
-    @classmethod
-    def of(cls, headers: Mapping[str, str]) -> Credentials:
-        """`headers` with the grant they carry: `scopes` (any collection of strings) and `client_id` attributes,
-        as `oauth.ScopedHeaders` has them, or none."""
-        scopes = getattr(headers, "scopes", None)
-        if isinstance(scopes, str) or not isinstance(scopes, Collection):
-            scopes = None
-        client_id = getattr(headers, "client_id", None)
-        return cls(
-            dict(headers),
-            [str(scope) for scope in scopes] if scopes is not None else None,
-            client_id if isinstance(client_id, str) else None,
-        )
+__all__ = ["Caller"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -58,14 +29,16 @@ class Caller:
 
     @classmethod
     def of(cls, request: RequestInfo) -> Caller:
-        """The caller of an MCP request."""
+        """The caller of an MCP request: its principal's headers, and the `scopes` and `client_id` it carries
+        (`gateway.rest.credentials.Credentials` does)."""
         principal = request.principal
-        credentials = principal if isinstance(principal, Credentials) else None
+        scopes = getattr(principal, "scopes", None)
+        client_id = getattr(principal, "client_id", None)
         return cls(
             transport=request.transport,
             credentials=dict(principal) if isinstance(principal, Mapping) else {},
-            scopes=credentials.scopes if credentials is not None else None,
-            client_id=credentials.client_id if credentials is not None else None,
+            scopes=frozenset(scopes) if isinstance(scopes, frozenset | set | tuple | list) else None,
+            client_id=client_id if isinstance(client_id, str) else None,
             request=request,
         )
 

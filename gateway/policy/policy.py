@@ -244,17 +244,17 @@ class CallerPolicy:
         """A place for one more task running; LimitError past the caller's or the server's limit."""
         return self.policy.tasks.take(self.owner)
 
-    def check_stored_tasks(self, kept: int) -> None:
-        """LimitError when the caller keeps `kept` tasks already, its limit of tasks kept on the server."""
+    def tasks_kept_refusal(self, kept: int) -> LimitError:
+        """The refusal of one more task to a caller who keeps `kept` tasks, its limit of tasks kept on the server
+        (`Limits.tasks_stored_per_caller`; the task store counts them, atomically across instances)."""
         limit = self.policy.limits.tasks_stored_per_caller
-        if kept >= limit:
-            raise LimitError(
-                f"you keep {kept} tasks on this server, the most one caller may keep "
-                f"({option_name('tasks_stored_per_caller')} is {limit}); wait for older tasks to expire (their "
-                "ttl), ask for a shorter ttl, or make the call without a task",
-                limit="tasks_stored_per_caller",
-                value=limit,
-            )
+        return LimitError(
+            f"you keep {kept} tasks on this server, the most one caller may keep "
+            f"({option_name('tasks_stored_per_caller')} is {limit}); wait for older tasks to expire (their "
+            "ttl), ask for a shorter ttl, or make the call without a task",
+            limit="tasks_stored_per_caller",
+            value=limit,
+        )
 
     def open_subscription(self) -> Lease:
         """A place for one more subscriptions/listen stream; LimitError past the caller's or the server's limit."""

@@ -3,14 +3,26 @@
 from __future__ import annotations
 
 import base64
+import logging
 import re
 import string
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from gateway.errors import ConfigError, CredentialError
 
-__all__ = ["AuthFunc", "CredentialRefusal", "bearer_passthrough", "bearer_to_headers", "header_templates", "refusal"]
+logger = logging.getLogger("gateway")
+
+__all__ = [
+    "AuthFunc",
+    "Authentication",
+    "CredentialRefusal",
+    "Credentials",
+    "bearer_passthrough",
+    "bearer_to_headers",
+    "header_templates",
+    "refusal",
+]
 
 AuthFunc = Callable[[str | None], Awaitable[Mapping[str, str]]]
 """Maps the MCP request's bearer token (None without a well-formed one) to REST headers.
@@ -27,6 +39,65 @@ class CredentialRefusal(Protocol):
     `oauth.errors.TokenError`); the gateway answers them exactly as a `CredentialError`."""
 
     www_authenticate: str
+
+
+class Credentials(dict[str, str]):
+    """REST headers an auth function returned, with the OAuth grant of the token: its `scopes` (None when the
+    credentials carry none) and the `client_id` it was issued to (None when unknown). The caller policy reads the
+    grant; the REST calls carry the headers."""
+
+    scopes: frozenset[str] | None
+    client_id: str | None
+
+    def __init__(
+        self, headers: Mapping[str, str], scopes: Collection[str] | None = None, client_id: str | None = None
+    ) -> None:
+        super().__init__(headers)
+        self.scopes = frozenset(scopes) if scopes is not None else None
+        self.client_id = client_id
+
+    @classmethod
+    def of(cls, headers: Mapping[str, str]) -> Credentials:
+        """`headers` with the grant they carry: `scopes` (any collection of strings) and `client_id` attributes,
+        as `oauth.ScopedHeaders` has them, or none."""
+        scopes = getattr(headers, "scopes", None)
+        if isinstance(scopes, str) or not isinstance(scopes, Collection):
+            scopes = None
+        client_id = getattr(headers, "client_id", None)
+        return cls(
+            dict(headers),
+            [str(scope) for scope in scopes] if scopes is not None else None,
+            client_id if isinstance(client_id, str) else None,
+        )
+
+
+class Authentication:
+    """The auth function applied to requests: an MCP request's bearer token becomes its `Credentials`, or a
+    `CredentialError` (answered 401 with the challenge)."""
+
+    def __init__(self, auth: AuthFunc) -> None:
+        self.auth = auth
+
+    async def __call__(self, headers: Mapping[str, str]) -> Credentials:
+        """The credentials of a request with `headers` (names lower-cased); a refusal (`CredentialError`, or any
+        exception with a `www_authenticate` challenge) raised as a `CredentialError`."""
+        value = headers.get("authorization", "")
+        scheme, _, token = value.partition(" ")
+        # RFC 6750 §2.1: only a well-formed `Bearer <token>` names a token.
+        return await self.of_token(token.strip() if scheme.lower() == "bearer" and token.strip() else None)
+
+    async def of_token(self, token: str | None) -> Credentials:
+        """The credentials of `token` (None: no token was sent); CredentialError when the auth function refuses."""
+        try:
+            return Credentials.of(await self.auth(token))
+        except Exception as error:
+            refused = refusal(error)
+            if refused is error:
+                raise
+            if refused is not None:
+                raise refused from None
+            logger.exception("the auth function failed")
+            raise CredentialError("the credentials could not be checked") from error
 
 
 def refusal(error: BaseException) -> CredentialError | None:

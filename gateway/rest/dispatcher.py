@@ -35,7 +35,6 @@ class CallOutcome:
     value: Any = None
 
 
-
 class Dispatcher:
     """Validates and dispatches function calls with the headers given; one per gateway."""
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from catalog.model import Function
 from gateway.errors import ConfigError, LimitError, RestError, ToolError
+from gateway.flags import cli
 from gateway.mcp.progress import report as report_progress
 from gateway.mcp.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.observability import observe_script
@@ -47,7 +48,14 @@ class ScriptConfig:
     `allow=lambda me: me.get("role") == "admin"`.
     """
 
-    allow_writes: bool = False
+    allow_writes: bool = field(
+        default=False,
+        metadata=cli(
+            "let scripts call functions that change data (implies --scripts)",
+            name="scripts-allow-writes",
+            env="SCRIPTS_ALLOW_WRITES",
+        ),
+    )
     allow: AllowHook | None = None
     limits: ScriptLimits = field(default_factory=ScriptLimits)
 

@@ -15,8 +15,9 @@ import pytest
 from starlette.types import Message, Receive, Scope, Send
 
 from demo import ADMIN_KEY, create_app
-from gateway import Admission, ConfigError, Gateway
-from gateway.mcp.admission import AdmissionGate
+from gateway import ConfigError, Gateway
+from gateway.limits import Limits
+from gateway.mcp.admission import Admission, AdmissionGate
 
 pytestmark = pytest.mark.anyio
 
@@ -156,8 +157,8 @@ def test_admission_limits_are_checked_and_say_how_to_turn_the_gate_off() -> None
         Admission(max_running=0)
     with pytest.raises(ConfigError, match=r"lease must be a positive number of seconds, got -1"):
         Admission(lease=-1)
-    with pytest.raises(ConfigError, match=r"admission must be a gateway.Admission or None, got 16"):
-        Gateway(app=create_app(), admission=16)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"Limits.max_running \(--max-running\) must be a whole number, 0 or more"):
+        Limits(max_running=-1)
 
 
 def _call(request_id: int, seconds: float) -> dict[str, Any]:
@@ -167,7 +168,7 @@ def _call(request_id: int, seconds: float) -> dict[str, Any]:
 
 
 async def test_a_gateway_works_on_max_running_requests_at_once() -> None:
-    gateway = Gateway(app=create_app(debug_routes=True), admission=Admission(max_running=1, lease=60))
+    gateway = Gateway(app=create_app(debug_routes=True), limits=Limits(max_running=1, admission_lease=60))
     endpoint = gateway.asgi()
     assert isinstance(endpoint, AdmissionGate)
     headers = {
@@ -193,6 +194,6 @@ async def test_a_gateway_works_on_max_running_requests_at_once() -> None:
 
 
 async def test_without_admission_every_request_is_worked_on_at_once() -> None:
-    gateway = Gateway(app=create_app(), admission=None)
+    gateway = Gateway(app=create_app(), limits=Limits(max_running=0))
     assert not isinstance(gateway.asgi(), AdmissionGate)
     assert isinstance(Gateway(app=create_app()).asgi(), AdmissionGate)

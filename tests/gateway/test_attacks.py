@@ -23,6 +23,7 @@ from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.gateway import Gateway
 from gateway.limits import Limits
 from gateway.mcp.tasks import TaskConfig
+from gateway.options import Observability, Output, Security
 from gateway.policy import Access
 from gateway.tools.scripts import ScriptConfig
 from oauth import OAuthServer
@@ -111,7 +112,7 @@ LIST_API = "({modules: Object.keys(api), customers: Object.keys(api.customers ||
 
 
 async def test_a_script_lists_no_module_or_function_a_hide_rule_keeps_from_the_caller() -> None:
-    app, gateway = make_gateway(access=HIDE_CUSTOMERS, script=ScriptConfig(limits=LIMITS))
+    app, gateway = make_gateway(access=HIDE_CUSTOMERS, scripts=ScriptConfig(limits=LIMITS))
     async with gateway.lifespan(), connect(app, MEMBER_KEY) as member:
         listed = json.loads(text(await member.call_tool("run_script", {"code": LIST_API})))
         called = text(await member.call_tool("run_script", {"code": PROBE_HIDDEN}))
@@ -122,7 +123,7 @@ async def test_a_script_lists_no_module_or_function_a_hide_rule_keeps_from_the_c
 
 
 async def test_a_script_of_a_narrow_token_lists_only_the_functions_of_its_grant() -> None:
-    app, gateway, server = await scoped_gateway(script=ScriptConfig(limits=LIMITS))
+    app, gateway, server = await scoped_gateway(scripts=ScriptConfig(limits=LIMITS))
     narrow = await oauth_token(server, ["orders:read"])
     async with gateway.lifespan(), connect(app, narrow) as client:
         listed = json.loads(text(await client.call_tool("run_script", {"code": LIST_API})))
@@ -157,7 +158,7 @@ async def test_the_work_with_api_prompt_of_a_narrow_token_names_only_its_grants_
 
 
 async def test_an_anonymous_browser_sees_no_hidden_function_on_the_reference_page() -> None:
-    app, gateway = make_gateway(access=HIDE_CUSTOMERS, reference_path="/reference")
+    app, gateway = make_gateway(access=HIDE_CUSTOMERS, output=Output(reference_path="/reference"))
     async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
         page = await http.get("http://localhost/reference")
     assert page.status_code == 200
@@ -168,7 +169,7 @@ async def test_an_anonymous_browser_sees_no_hidden_function_on_the_reference_pag
 
 
 async def test_the_reference_page_shows_a_token_its_own_grant_and_an_anonymous_browser_nothing_scoped() -> None:
-    app, gateway, server = await scoped_gateway(reference_path="/reference")
+    app, gateway, server = await scoped_gateway(output=Output(reference_path="/reference"))
     narrow = await oauth_token(server, ["orders:read"])
     wide = await oauth_token(server, ["orders:read", "customers:read"])
     async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
@@ -357,7 +358,9 @@ async def test_one_caller_cannot_hold_more_listen_streams_than_its_budget() -> N
 
 
 async def test_the_metrics_page_is_refused_to_a_public_address_and_to_one_claimed_through_a_proxy() -> None:
-    app, gateway = make_gateway(metrics_path="/metrics", trusted_proxies=["10.0.0.0/8"])
+    app, gateway = make_gateway(
+        observability=Observability(metrics_path="/metrics"), security=Security(trusted_proxies=["10.0.0.0/8"])
+    )
 
     async def scrape(client: tuple[str, int], forwarded: str | None = None) -> httpx2.Response:
         headers = {"x-forwarded-for": forwarded} if forwarded else {}

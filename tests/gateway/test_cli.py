@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from gateway.cli import commands as cli
-from gateway.cli.commands import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main
+from gateway.cli import gateways
+from gateway.cli.commands import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main, parser_for
+from gateway.cli.oauth import OAuthFlags, oauth_server
+from gateway.cli.options import environment, given
+from gateway.cli.serve import with_oauth
 from gateway.errors import ConfigError
 from gateway.gateway import Gateway
-from gateway.mcp.admission import Admission
+from gateway.limits import Limits
+from gateway.mcp.admission import AdmissionGate
 from tests.corpus import CORPUS
 from tests.gateway import shapes
 
@@ -189,15 +193,30 @@ def test_a_path_that_cannot_be_written_or_read_exits_one_on_stderr(
 
 
 def test_serve_help_names_every_variable_the_options_read(capsys: pytest.CaptureFixture[str]) -> None:
-    source = Path(cli.__file__).read_text(encoding="utf-8")
-    read = set(re.findall(r'_env(?:_list)?\("([A-Z_]+)"', source)) | {
-        name.removeprefix("MCP_GATEWAY_") for name in re.findall(r'"(MCP_GATEWAY_[A-Z_]+)"', source)
-    }
+    from gateway.cli.serve import Listen
+    from gateway.options import GatewayConfig
+    from gateway.serving import ServeLimits
+
+    read = {name for cls in (GatewayConfig, Listen, ServeLimits, OAuthFlags) for name, _ in environment(cls)}
     with pytest.raises(SystemExit):
         main(["serve", "--help"])
-    shown = capsys.readouterr().out.split("environment:", 1)[1]
-    named = {word.removeprefix("MCP_GATEWAY_") for word in re.findall(r"[A-Z][A-Z_]*[A-Z]", shown)}
-    assert read - {"TOKEN"} <= named, read - named
+    shown = set(re.findall(r"MCP_GATEWAY_[A-Z_]*[A-Z]", capsys.readouterr().out))
+    assert {*read, "MCP_GATEWAY_APP_DIR", "MCP_GATEWAY_TOKEN", "MCP_GATEWAY_OAUTH_SECRET"} <= shown, read - shown
+
+
+def test_every_gateway_option_the_command_line_takes_reads_its_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_GATEWAY_MAX_OUTPUT_BYTES", "5000")
+    monkeypatch.setenv("MCP_GATEWAY_HIDE", "customers.*,orders.cancel_order")
+    monkeypatch.setenv("MCP_GATEWAY_BATCH_ELEMENTS", "7")
+    monkeypatch.setenv("MCP_GATEWAY_SCRIPTS_ALLOW_WRITES", "yes")
+    monkeypatch.setenv("MCP_GATEWAY_CALLER_KEY", "a-secret-read-from-the-environment-only")
+    config = _cli_gateway().config
+    assert config.output.max_output_bytes == 5000
+    assert tuple(config.access.hide) == ("customers.*", "orders.cancel_order")
+    assert config.limits.batch_elements == 7
+    assert config.scripts is not None and config.scripts.allow_writes is True
+    assert config.observability.caller_key == "a-secret-read-from-the-environment-only"
+    assert _cli_gateway("--batch-elements", "9").config.limits.batch_elements == 9
 
 
 def test_a_reader_that_goes_away_ends_the_command_quietly(
@@ -245,7 +264,7 @@ def test_app_says_what_it_found_when_it_is_neither_an_app_nor_a_factory(
 
 
 def test_app_accepts_a_factory() -> None:
-    app = cli._import_app("tests.gateway.shapes:limited_app")
+    app = gateways.import_app("tests.gateway.shapes:limited_app")
     assert app.title == "Limited shop"
 
 
@@ -322,8 +341,13 @@ def test_strict_check_lists_the_documents_own_validation_errors_at_their_pointer
     assert "the document is valid OpenAPI" in capsys.readouterr().out
 
 
+def _parse(*argv: str) -> argparse.Namespace:
+    words = ["serve", *argv]
+    return parser_for(words).parse_args(words)
+
+
 def _cli_gateway(*argv: str) -> Gateway:
-    gateway, _ = cli._build_gateway(cli._parser().parse_args(["serve", *argv]))
+    gateway, _ = gateways.build_gateway(_parse(*argv))
     return gateway
 
 
@@ -353,23 +377,26 @@ def test_scopes_from_flags_and_the_environment_map_oauth_scopes_to_functions(mon
 
 
 def test_max_running_sizes_the_admission_gate_and_zero_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert _cli_gateway().config.admission == Admission()
-    assert _cli_gateway("--max-running", "4").config.admission == Admission(max_running=4)
-    assert _cli_gateway("--max-running", "0").config.admission is None
+    assert _cli_gateway().config.limits.max_running == Limits().max_running
+    assert isinstance(_cli_gateway().asgi(), AdmissionGate)
+    assert _cli_gateway("--max-running", "4").config.limits.max_running == 4
+    assert not isinstance(_cli_gateway("--max-running", "0").asgi(), AdmissionGate)
     monkeypatch.setenv("MCP_GATEWAY_MAX_RUNNING", "8")
-    assert _cli_gateway().config.admission == Admission(max_running=8)
+    assert _cli_gateway().config.limits.max_running == 8
     with pytest.raises(SystemExit):
-        cli._parser().parse_args(["serve", "--max-running", "-1"])
+        _parse("--max-running", "-1")
+    with pytest.raises(ConfigError, match=r"Limits.max_running \(--max-running\) must be a whole number, 0 or more"):
+        Limits(max_running=-1)
 
 
 def test_tasks_flags_turn_on_task_calls_and_travel_into_the_stdio_entry(tmp_path: Path) -> None:
     store = str(tmp_path / "tasks.sqlite3")
-    options = cli._parser().parse_args(["serve", "--tasks-store", store, "--task-timeout", "120"])
-    gateway, _ = cli._build_gateway(options)
+    options = _parse("--tasks-store", store, "--task-timeout", "120")
+    gateway, _ = gateways.build_gateway(options)
     assert gateway.tasks is not None and gateway.config.tasks is not None
     assert (gateway.config.tasks.store, gateway.config.tasks.timeout) == (store, 120.0)
-    assert cli.stdio_args(options) == ["--tasks-store", store, "--task-timeout", "120"]
-    assert cli._build_gateway(cli._parser().parse_args(["serve"]))[0].tasks is None
+    assert gateways.stdio_args(options) == ["--tasks-store", store, "--task-timeout", "120"]
+    assert gateways.build_gateway(_parse())[0].tasks is None
 
 
 @pytest.mark.anyio
@@ -378,14 +405,18 @@ async def test_with_oauth_tasks_live_in_the_oauth_store_unless_a_tasks_store_is_
 ) -> None:
     monkeypatch.setenv("MCP_GATEWAY_OAUTH_SECRET", "s" * 40)
     oauth_store = str(tmp_path / "oauth.sqlite3")
-    options = cli._parser().parse_args(["serve", "--oauth", "--tasks", "--oauth-store", oauth_store])
-    oauth = cli._oauth_server(options, "127.0.0.1", True)
-    gateway, _ = cli._build_gateway(options, auth=oauth.server.auth, **cli._oauth_tasks(options, oauth))
-    assert gateway.tasks is not None and gateway.tasks.store is oauth.server.store
-    await gateway.tasks.aclose()  # the OAuth server owns the store: the gateway's tasks leave it open
-    await oauth.server.store.put("task", "probe", {"open": True}, expires_at=time.time() + 60)
+    options = _parse("--oauth", "--tasks", "--oauth-store", oauth_store)
+    flags = OAuthFlags(**given(options, OAuthFlags))
+    oauth = oauth_server(options, flags, host="127.0.0.1", port=8000, path="/mcp", demo=True)
+    gateway, _ = gateways.build_gateway(options, lambda config: with_oauth(config, oauth, flags))
+    assert gateway.tasks is not None and gateway.config.tasks is not None
+    assert gateway.config.tasks.store == oauth_store  # beside the OAuth records, in a table of its own
+    await gateway.tasks.aclose()
 
     separate = str(tmp_path / "tasks.sqlite3")
-    options = cli._parser().parse_args(["serve", "--oauth", "--tasks-store", separate, "--oauth-store", oauth_store])
-    assert cli._oauth_tasks(options, oauth) == {}
+    options = _parse("--oauth", "--tasks-store", separate, "--oauth-store", oauth_store)
+    gateway, _ = gateways.build_gateway(options, lambda config: with_oauth(config, oauth, flags))
+    assert gateway.config.tasks is not None and gateway.config.tasks.store == separate
+    assert gateway.tasks is not None
+    await gateway.tasks.aclose()
     await oauth.server.aclose()

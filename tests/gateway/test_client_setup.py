@@ -3,6 +3,7 @@ entry starts the same API over stdio from any folder, and stdio says how to fix 
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import os
@@ -15,7 +16,9 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
-from gateway.cli.commands import _parser, _print_client_setup, stdio_args
+from gateway.cli.commands import parser_for
+from gateway.cli.gateways import stdio_args
+from gateway.cli.serve import print_client_setup
 
 pytestmark = pytest.mark.anyio
 
@@ -51,13 +54,17 @@ def project(tmp_path: Path) -> Path:
 
 def desktop_entry(argv: list[str], monkeypatch: pytest.MonkeyPatch, cwd: Path) -> dict[str, Any]:
     monkeypatch.chdir(cwd)
-    options = _parser().parse_args(argv)
+    options = parse(argv)
     out = io.StringIO()
-    _print_client_setup(options, "Notes", "http://127.0.0.1:8000/mcp", demo=False, oauth=False, out=out)
+    print_client_setup(options, "Notes", "http://127.0.0.1:8000/mcp", demo=False, oauth=False, out=out)
     line = next(line for line in out.getvalue().splitlines() if line.startswith("Claude Desktop"))
     config: dict[str, Any] = json.loads(line.split(": ", 1)[1])
     (entry,) = config["mcpServers"].values()
     return dict(entry)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    return parser_for(argv).parse_args(argv)
 
 
 def text(result: types.CallToolResult) -> str:
@@ -87,7 +94,7 @@ def test_a_relative_spec_path_becomes_absolute_and_environment_settings_become_o
 ) -> None:
     (tmp_path / "api.yaml").write_text("openapi: 3.0.0\n")
     monkeypatch.setenv("MCP_GATEWAY_TIMEOUT", "45")
-    options = _parser().parse_args(["serve", "--spec", "api.yaml", "--tool", "a.b"])
+    options = parse(["serve", "--spec", "api.yaml", "--tool", "a.b"])
     monkeypatch.chdir(tmp_path)
     args = stdio_args(options)
     assert args == ["--spec", str(tmp_path / "api.yaml"), "--tool", "a.b", "--timeout", "45"]

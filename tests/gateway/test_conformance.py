@@ -32,6 +32,7 @@ from gateway.mcp.endpoint import McpEndpoint
 from gateway.mcp.prompts import Prompt, PromptArgument, PromptSet
 from gateway.mcp.resources import Resource, ResourceSet, ResourceTemplate
 from gateway.mcp.toolspec import Content, EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
+from gateway.options import Output
 from gateway.policy import CallerPolicy
 from tests.gateway.conftest import RED_PIXEL, TOY_INSTRUCTIONS, TOY_TOOLS, serve_http, toy_handle
 
@@ -464,7 +465,7 @@ def serve_in_thread(app: ASGIApp) -> Iterator[str]:
 
 def demo_gateway() -> Gateway:
     """The gateway `mcp-gateway serve` runs by default: the demo shop, in-process, whoami set."""
-    return Gateway(app=create_app(), whoami="users.get_current_user", name="demo-shop")
+    return Gateway(app=create_app(), whoami="users.get_current_user", output=Output(name="demo-shop"))
 
 
 @pytest.fixture(scope="module")

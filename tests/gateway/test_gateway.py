@@ -26,6 +26,8 @@ from catalog.errors import SchemaTooLargeError
 from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError, RestError, ToolError
 from gateway.gateway import Gateway
+from gateway.limits import Limits
+from gateway.options import Additions, Effects, Observability, Output, Security
 from gateway.rest.credentials import bearer_to_headers
 from gateway.rest.lifespan import app_lifespan
 from tests.gateway.conftest import serve_http
@@ -50,7 +52,7 @@ ID = {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}
 
 def make_gateway(**options: Any) -> tuple[FastAPI, Gateway]:
     app = create_app(debug_routes=True)
-    defaults: dict[str, Any] = {"app": app, "whoami": "users.get_current_user", "timeout": 1.0}
+    defaults: dict[str, Any] = {"app": app, "whoami": "users.get_current_user", "limits": Limits(timeout=1.0)}
     gateway = Gateway(**{**defaults, **options})
     gateway.mount(app, "/mcp")
     return app, gateway
@@ -132,13 +134,13 @@ async def test_tools_list_shows_the_fixed_tools_with_every_annotation_and_title(
 
 
 async def test_promoted_writes_marked_additive_are_not_destructive() -> None:
-    _, gateway = make_gateway(tools=["orders.create_order"], additive=["orders.create_order"])
+    _, gateway = make_gateway(tools=["orders.create_order"], effects=Effects(additive=["orders.create_order"]))
     (spec,) = [tool for tool in gateway.tools() if tool.name == "orders-create_order"]
     assert (spec.read_only, spec.destructive) == (False, False)
 
 
 async def test_instructions_carry_the_operator_paragraph_then_modules_and_how_to_use_the_tools() -> None:
-    app, _ = make_gateway(instructions="Acme sells shirts and mugs.")
+    app, _ = make_gateway(output=Output(instructions="Acme sells shirts and mugs."))
     async with connect(app) as client:
         instructions = client.instructions
     assert instructions is not None
@@ -179,7 +181,7 @@ async def test_bad_arguments_name_every_bad_or_missing_arg_and_point_to_describe
 
 
 async def test_a_function_over_the_schema_node_cap_is_still_called_and_its_arguments_checked() -> None:
-    app, gateway = make_gateway(max_schema_nodes=5)
+    app, gateway = make_gateway(limits=Limits(max_schema_nodes=5))
     with pytest.raises(SchemaTooLargeError):
         gateway.catalog.function("orders.create_order").input_schema()
     async with connect(app) as client:
@@ -201,7 +203,7 @@ async def test_describing_a_term_or_a_misspelt_name_says_what_to_do_with_the_nam
 
 
 async def test_describing_more_than_fits_gives_whole_descriptions_and_names_the_rest() -> None:
-    app, _ = make_gateway(max_output_bytes=1_000)
+    app, _ = make_gateway(output=Output(max_output_bytes=1_000))
     names = ["orders.create_order", "orders.get_order", "orders.list_orders", "products.get_product"]
     async with connect(app) as client:
         result = await client.call_tool("describe_function", {"names": names})
@@ -275,7 +277,7 @@ async def test_an_exception_in_the_app_is_the_apis_own_500_logged_for_the_operat
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     reported = Reported()
-    app, _ = make_gateway(on_error=reported)
+    app, _ = make_gateway(observability=Observability(on_error=reported))
     async with connect(app) as client:
         boom = await client.call_tool("call_function", {"name": "debug.boom", "args": {}})
         after = await client.call_tool("call_function", {"name": "orders.get_order", "args": {"order_id": 1}})
@@ -290,14 +292,14 @@ async def test_an_exception_in_the_app_is_the_apis_own_500_logged_for_the_operat
 
 
 async def test_a_slow_handler_past_the_timeout_is_a_clear_tool_error() -> None:
-    app, _ = make_gateway(timeout=0.2)
+    app, _ = make_gateway(limits=Limits(timeout=0.2))
     async with connect(app) as client:
         result = await client.call_tool("call_function", {"name": "debug.slow", "args": {"seconds": 3}})
     assert result.is_error and "did not answer within 0.2 s" in text(result)
 
 
 async def test_an_oversized_result_is_cut_with_a_hint_to_narrow_the_request() -> None:
-    app, _ = make_gateway(max_output_bytes=2000)
+    app, _ = make_gateway(output=Output(max_output_bytes=2000))
     async with connect(app) as client:
         result = await client.call_tool("call_function", {"name": "orders.list_orders", "args": {"limit": 100}})
     body = text(result)
@@ -308,7 +310,7 @@ async def test_an_oversized_result_is_cut_with_a_hint_to_narrow_the_request() ->
 
 @pytest.mark.parametrize("levels", [300, 5_000])
 async def test_deeply_nested_json_comes_back_as_text_without_failing_the_response(levels: int) -> None:
-    app, _ = make_gateway(max_output_bytes=100_000)
+    app, _ = make_gateway(output=Output(max_output_bytes=100_000))
     async with connect(app) as client:
         result = await client.call_tool("call_function", {"name": "debug.nested", "args": {"levels": levels}})
     assert not result.is_error
@@ -436,7 +438,7 @@ async def test_transport_headers_stay_out_and_forwarded_ones_are_rebuilt_for_the
 ) -> None:
     seen: list[dict[str, str]] = []
     rest = header_echo_app(seen)
-    Gateway(app=rest, trusted_proxies=trusted).mount(rest)
+    Gateway(app=rest, security=Security(trusted_proxies=trusted)).mount(rest)
     async with (
         httpx2.AsyncClient(
             transport=httpx2.ASGITransport(rest),
@@ -470,7 +472,9 @@ async def customer_summary(call: Caller, args: SummaryArgs) -> Summary:
 
 
 async def test_composites_run_through_the_same_caller_with_the_callers_credentials() -> None:
-    app, _ = make_gateway(composites=[customer_summary], concepts={"Basket": Concept(text="The items of an order.")})
+    app, _ = make_gateway(
+        additions=Additions(composites=[customer_summary], concepts={"Basket": Concept(text="The items of an order.")})
+    )
     async with connect(app) as client:
         result = await client.call_tool(
             "call_function", {"name": "reports.customer_summary", "args": {"customer_id": 4}}
@@ -494,13 +498,21 @@ async def test_construction_refuses_what_it_cannot_serve() -> None:
         ({"whoami": "orders.get_order"}, "required arguments (order_id)"),
         ({"whoami": "users.missing"}, "no function 'users.missing'"),
         ({"upstream": "http://example.invalid"}, "not both"),
-        ({"max_output_bytes": 10}, "max_output_bytes"),
-        ({"tools": ["orders.get_order"], "max_schema_nodes": 2}, "over the cap"),
+        ({"output": "max_output_bytes=10"}, "output must be a gateway.Output"),
+        ({"tools": ["orders.get_order"], "limits": Limits(max_schema_nodes=2)}, "over the cap"),
     ]
     for options, message in cases:
         with pytest.raises(ConfigError) as error:
             Gateway(app=app, **options)
         assert message in str(error.value), options
+    with pytest.raises(ConfigError, match="max_output_bytes must be at least 1000, got 10"):
+        Output(max_output_bytes=10)
+    wrong: tuple[tuple[str, Any], ...] = (("effects", ["*.list_*"]), ("limits", {"timeout": 5}), ("security", "x"))
+    for group, value in wrong:
+        with pytest.raises(ConfigError) as error:
+            Gateway(app=app, **{group: value})
+        message = f"{group} must be a gateway.{group.capitalize()}, e.g. {group}={group.capitalize()}(...)"
+        assert message in str(error.value), group
 
 
 async def test_the_python_api_offers_exactly_the_mcp_tools() -> None:
@@ -633,7 +645,9 @@ async def test_an_operation_with_its_own_server_is_called_there_and_the_others_a
         }
         headers = {"authorization": "Bearer t"}
         refusing = Gateway(spec=document, upstream=api + "/v1")
-        gateway = Gateway(spec=document, upstream=api + "/v1", other_hosts=[uploads.removeprefix("http://")])
+        gateway = Gateway(
+            spec=document, upstream=api + "/v1", security=Security(other_hosts=[uploads.removeprefix("http://")])
+        )
         async with refusing.lifespan(), gateway.lifespan():
             listed = await gateway.call(headers, "f.list", {})
             downloaded = await gateway.call(headers, "f.download", {"id": "7"})

@@ -22,6 +22,7 @@ from demo import ADMIN_KEY, create_app
 from gateway.errors import ConfigError
 from gateway.gateway import Gateway
 from gateway.observability import LOGGER_NAME
+from gateway.options import Observability
 from gateway.tools.scripts import ScriptConfig
 from sandbox import ScriptLimits
 from tests.gateway.conftest import serve_http
@@ -103,7 +104,7 @@ async def test_the_caller_hash_is_keyed_so_the_same_key_gives_the_same_hash_and_
 ) -> None:
     caplog.set_level(logging.INFO, logger=LOGGER_NAME)
     for key in ("one", "one", "two"):
-        app, gateway = demo_gateway(caller_key=key)
+        app, gateway = demo_gateway(observability=Observability(caller_key=key))
         async with gateway.lifespan(), connect(app) as client:
             await client.call_tool("whoami", {})
     first, again, other = (line["caller"] for line in call_lines(caplog))
@@ -122,7 +123,9 @@ async def test_promoted_tools_log_their_function(caplog: pytest.LogCaptureFixtur
 async def test_run_script_logs_one_line_per_call_it_makes_and_one_for_the_run(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    app, gateway = demo_gateway(script=ScriptConfig(limits=ScriptLimits(timeout=3.0)), metrics_path="/metrics")
+    app, gateway = demo_gateway(
+        scripts=ScriptConfig(limits=ScriptLimits(timeout=3.0)), observability=Observability(metrics_path="/metrics")
+    )
     caplog.set_level(logging.INFO, logger=LOGGER_NAME)
     code = f"const o = await api.orders.get_order({{order_id: 3}}); '{SECRET_ARG}' + o.id"
     async with gateway.lifespan(), connect(app) as client:
@@ -144,7 +147,9 @@ async def test_run_script_logs_one_line_per_call_it_makes_and_one_for_the_run(
 
 
 async def test_a_script_stopped_at_its_time_limit_counts_as_a_kill_by_timeout() -> None:
-    app, gateway = demo_gateway(script=ScriptConfig(limits=ScriptLimits(timeout=0.3)), metrics_path="/metrics")
+    app, gateway = demo_gateway(
+        scripts=ScriptConfig(limits=ScriptLimits(timeout=0.3)), observability=Observability(metrics_path="/metrics")
+    )
     async with gateway.lifespan(), connect(app) as client:
         result = await client.call_tool("run_script", {"code": "for (;;) {}"})
         assert result.is_error
@@ -154,7 +159,7 @@ async def test_a_script_stopped_at_its_time_limit_counts_as_a_kill_by_timeout() 
 
 
 async def test_the_metrics_path_serves_calls_errors_and_latency_by_tool_and_function() -> None:
-    app, gateway = demo_gateway(metrics_path="/metrics")
+    app, gateway = demo_gateway(observability=Observability(metrics_path="/metrics"))
     async with gateway.lifespan(), connect(app) as client:
         await client.call_tool("call_function", {"name": "orders.get_order", "args": {"order_id": 3}})
         await client.call_tool("call_function", {"name": "orders.get_order", "args": {"order_id": 987654}})
@@ -189,12 +194,12 @@ async def test_without_metrics_path_nothing_is_served_there() -> None:
 def test_metrics_path_without_prometheus_client_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "prometheus_client", None)
     with pytest.raises(ConfigError, match=r"pip install 'openapi-mcp-gateway\[metrics\]'"):
-        Gateway(app=create_app(), metrics_path="/metrics")
+        Gateway(app=create_app(), observability=Observability(metrics_path="/metrics"))
 
 
 def test_metrics_path_is_a_url_path() -> None:
     with pytest.raises(ConfigError, match="metrics_path must be a URL path"):
-        Gateway(app=create_app(), metrics_path="metrics")
+        Gateway(app=create_app(), observability=Observability(metrics_path="metrics"))
 
 
 # Tracing
@@ -227,7 +232,7 @@ def echo_app() -> tuple[FastAPI, list[str | None]]:
 async def test_a_tool_call_is_a_span_under_the_incoming_traceparent_and_the_app_gets_the_rest_span() -> None:
     provider, exporter = traced()
     app, seen = echo_app()
-    gateway = Gateway(app=app, tracer_provider=provider)
+    gateway = Gateway(app=app, observability=Observability(tracer_provider=provider))
     gateway.mount(app, "/mcp")
     async with gateway.lifespan(), connect(app, {"traceparent": INCOMING}) as client:
         await client.call_tool("call_function", {"name": "items.get_item", "args": {"item_id": 987654321}})
@@ -250,7 +255,7 @@ async def test_the_upstream_request_carries_the_rest_span_as_its_traceparent() -
     provider, exporter = traced()
     api, seen = echo_app()
     async with serve_http(api) as base:
-        gateway = Gateway(spec=api.openapi(), upstream=base, tracer_provider=provider)
+        gateway = Gateway(spec=api.openapi(), upstream=base, observability=Observability(tracer_provider=provider))
         mcp = gateway.standalone()
         async with gateway.lifespan(), connect(mcp, {"traceparent": INCOMING}) as client:
             await client.call_tool("call_function", {"name": "items.get_item", "args": {"item_id": 7}})

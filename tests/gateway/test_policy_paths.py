@@ -29,6 +29,7 @@ from gateway.gateway import Gateway
 from gateway.mcp import _sdk
 from gateway.mcp.prompts import Prompt, PromptArgument
 from gateway.mcp.tasks import TaskConfig
+from gateway.options import Additions, Observability
 from gateway.policy import Access
 from gateway.tools.scripts import ScriptConfig
 from sandbox import ScriptLimits
@@ -56,18 +57,20 @@ def full_gateway() -> tuple[FastAPI, Gateway]:
         whoami="users.get_current_user",
         tools=["orders.get_order", "customers.get_customer"],
         research=True,
-        script=ScriptConfig(limits=ScriptLimits(timeout=5.0, max_concurrent=1, slot_wait=2.0)),
+        scripts=ScriptConfig(limits=ScriptLimits(timeout=5.0, max_concurrent=1, slot_wait=2.0)),
         tasks=TaskConfig(),
         access=Access(hide=("customers.*",)),
-        metrics_path="/metrics",
-        prompts=[
-            Prompt(
-                name="call_one",
-                description="Call one function.",
-                arguments=(PromptArgument(name="function", required=True, complete="functions"),),
-                template="Call {function}.",
-            )
-        ],
+        observability=Observability(metrics_path="/metrics"),
+        additions=Additions(
+            prompts=[
+                Prompt(
+                    name="call_one",
+                    description="Call one function.",
+                    arguments=(PromptArgument(name="function", required=True, complete="functions"),),
+                    template="Call {function}.",
+                )
+            ]
+        ),
     )
     gateway.mount(app, "/mcp")
     return app, gateway

@@ -17,6 +17,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from demo import ADMIN_KEY, create_app
 from gateway.gateway import Gateway
+from gateway.limits import Limits
+from gateway.options import Output
 from gateway.tools.scripts import ScriptConfig
 from sandbox import ScriptLimits
 from tests.gateway.conftest import serve_http
@@ -57,7 +59,7 @@ class Progress:
 async def test_a_script_reports_one_progress_step_per_call() -> None:
     app = create_app()
     limits = ScriptLimits(timeout=5.0, max_concurrent=2, slot_wait=0.1)
-    gateway = Gateway(app=app, whoami="users.get_current_user", script=ScriptConfig(limits=limits))
+    gateway = Gateway(app=app, whoami="users.get_current_user", scripts=ScriptConfig(limits=limits))
     gateway.mount(app, "/mcp")
     code = "await api.orders.list_orders({}); await api.customers.list_customers({}); 'done'"
     progress = Progress()
@@ -84,7 +86,7 @@ async def test_a_slow_upstream_gets_heartbeats_while_the_client_waits(mode: str,
             await progress.first.wait()
         return {"ok": True}
 
-    gateway = Gateway(app=app, timeout=20, progress_interval=0.01)
+    gateway = Gateway(app=app, limits=Limits(timeout=20), output=Output(progress_interval=0.01))
     gateway.mount(app, "/mcp")
     name = gateway.catalog.functions()[0].name
     # Real uvicorn: the notifications must reach the client while the call still waits, as an SSE stream does.
@@ -104,7 +106,7 @@ async def test_a_slow_upstream_gets_heartbeats_while_the_client_waits(mode: str,
 
 async def test_without_a_progress_token_no_notification_is_sent() -> None:
     app = create_app()
-    gateway = Gateway(app=app, whoami="users.get_current_user", progress_interval=0.01)
+    gateway = Gateway(app=app, whoami="users.get_current_user", output=Output(progress_interval=0.01))
     gateway.mount(app, "/mcp")
     async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
         response = await http.post(

@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from catalog.search import search
 from gateway import ConfigError, Gateway, ScriptConfig
+from gateway.options import Effects, Output
 from gateway.rest.credentials import header_templates
 from tests.gateway import shapes
 from tests.gateway.conftest import serve_http
@@ -107,7 +108,7 @@ async def test_a_per_request_middleware_never_holds_the_mcp_request_while_its_ca
 
 async def test_a_script_calls_through_a_per_request_limiter_concurrently() -> None:
     app = shapes.limited_app()
-    async with mounted(app, whoami="users.read_me", script=ScriptConfig()) as client:
+    async with mounted(app, whoami="users.read_me", scripts=ScriptConfig()) as client:
         result = await client.call_tool(
             "run_script",
             {
@@ -203,10 +204,9 @@ async def test_post_reads_and_post_deletes_are_classified_everywhere_from_one_an
     gateway = Gateway(
         app=app,
         whoami="flows.create_flow",
-        read_only=["*.count_*"],
-        destructive=["flows.bulk_delete_*"],
         tools=["flows.read_flows", "flows.count_flows", "flows.purge_flows", "flows.bulk_delete_flows"],
-        script=ScriptConfig(),
+        scripts=ScriptConfig(),
+        effects=Effects(read_only=["*.count_*"], destructive=["flows.bulk_delete_*"]),
     )
     catalog = gateway.catalog
     effects = {f.name: (f.read_only, f.destructive, f.effect_source) for f in catalog.functions()}
@@ -237,7 +237,7 @@ async def test_post_reads_and_post_deletes_are_classified_everywhere_from_one_an
 
 def test_conflicting_effect_rules_are_refused_naming_both() -> None:
     with pytest.raises(Exception, match=r"flows.count_flows is matched by rules that disagree"):
-        Gateway(app=shapes.effects_app(), read_only=["*.count_*"], destructive=["flows.count*"])
+        Gateway(app=shapes.effects_app(), effects=Effects(read_only=["*.count_*"], destructive=["flows.count*"]))
 
 
 async def test_whoami_shows_the_identity_and_never_the_credentials() -> None:
@@ -257,7 +257,9 @@ async def test_whoami_shows_the_identity_and_never_the_credentials() -> None:
 
 
 async def test_whoami_fields_choose_what_whoami_shows() -> None:
-    async with mounted(shapes.secrets_app(), whoami="users.get_me", whoami_fields=["name", "settings.theme"]) as client:
+    async with mounted(
+        shapes.secrets_app(), whoami="users.get_me", output=Output(whoami_fields=["name", "settings.theme"])
+    ) as client:
         result = await client.call_tool("whoami", {})
     assert result.structured_content == {"name": "Grace", "settings": {"theme": "dark"}}
     assert "left out: id, email, role, api_token, keys, last_login" in text(result)
@@ -346,7 +348,7 @@ def test_a_fastapi_default_title_is_a_warning(caplog: pytest.LogCaptureFixture) 
         Gateway(app=app)
         assert any("FastAPI's default 'FastAPI'" in record.message for record in caplog.records)
         caplog.clear()
-        Gateway(app=app, name="pinger")
+        Gateway(app=app, output=Output(name="pinger"))
     assert not caplog.records
 
 

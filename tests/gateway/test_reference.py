@@ -28,6 +28,7 @@ from demo import create_app
 from gateway.cli.commands import main
 from gateway.errors import ConfigError
 from gateway.gateway import Gateway
+from gateway.options import Output
 from gateway.policy import CallerPolicy, Policy
 from gateway.reference import CONTENT_SECURITY_POLICY, ReferencePage, anchor, reference_page
 from gateway.requests import RequestInfo
@@ -140,7 +141,7 @@ def test_every_in_page_link_has_a_target(demo_page: str) -> None:
 @pytest.mark.slow
 def test_githubs_page_links_every_function_and_term_and_every_link_resolves() -> None:
     catalog = corpus_catalog("github-api.github.com.json")
-    page = Page(reference_page(Gateway(catalog=catalog)))
+    page = Page(reference_page(Gateway(spec=catalog)))
     assert len(catalog.functions()) == 1223
     assert len([i for i in page.ids if i.startswith("fn-")]) == 1223
     assert len([i for i in page.ids if i.startswith("term-")]) == len(catalog.terms)
@@ -177,7 +178,7 @@ def test_everything_from_the_document_is_escaped() -> None:
             "schemas": {"Thing": {"type": "object", "description": evil, "properties": {"name": {"type": "string"}}}}
         },
     }
-    gateway = Gateway(catalog=load_catalog(document), instructions=f"</pre>{evil}", name=f"x{evil}")
+    gateway = Gateway(spec=load_catalog(document), output=Output(instructions=f"</pre>{evil}", name=f"x{evil}"))
     text = reference_page(gateway)
     page = Page(text)
     assert page.scripts == 1  # ours
@@ -193,7 +194,7 @@ def test_the_page_allows_only_its_own_style_and_script() -> None:
 
 @pytest.mark.anyio
 async def test_the_gateway_serves_the_page_rendered_once_with_gzip_etag_and_csp() -> None:
-    gateway = Gateway(app=create_app(), reference_path="/reference")
+    gateway = Gateway(app=create_app(), output=Output(reference_path="/reference"))
     app = gateway.standalone()
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app), base_url="http://localhost") as client:
         first = await client.get("/reference", headers={"accept-encoding": "gzip"})
@@ -216,7 +217,7 @@ async def test_the_gateway_serves_the_page_rendered_once_with_gzip_etag_and_csp(
 @pytest.mark.anyio
 async def test_a_mounted_gateway_serves_the_page_next_to_the_app() -> None:
     app = create_app()
-    Gateway(app=app, reference_path="/docs/agents").mount(app, "/mcp")
+    Gateway(app=app, output=Output(reference_path="/docs/agents")).mount(app, "/mcp")
     async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app), base_url="http://localhost") as client:
         response = await client.get("/docs/agents")
     assert response.status_code == 200 and 'id="fn-orders.create_order"' in response.text
@@ -247,7 +248,7 @@ async def test_the_page_app_renders_once_however_many_ask_at_the_same_time() -> 
 
 def test_a_reference_path_must_be_a_path() -> None:
     with pytest.raises(ConfigError, match="reference_path must be a URL path"):
-        Gateway(app=create_app(), reference_path="reference")
+        Gateway(app=create_app(), output=Output(reference_path="reference"))
 
 
 def test_reference_command_writes_the_page(tmp_path: Path, demo_page: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -280,7 +281,10 @@ async def test_the_page_in_chromium_renders_filters_and_links() -> None:
     assert node is not None and not _BROWSER_MISSING, "CI must install the browser: scripts/install-browser"
     ARTIFACTS.mkdir(exist_ok=True)
     gateway = Gateway(
-        app=create_app(), whoami="users.get_current_user", tools=["orders.get_order"], reference_path="/reference"
+        app=create_app(),
+        whoami="users.get_current_user",
+        tools=["orders.get_order"],
+        output=Output(reference_path="/reference"),
     )
     environment = {**os.environ, "PLAYWRIGHT_CORE": str(PLAYWRIGHT_CORE), "CHROMIUM": str(CHROMIUM)}
     async with serve_http(gateway.standalone()) as base:
@@ -326,7 +330,7 @@ def github_in_chromium() -> dict[str, Any]:
             pytest.fail("CI must install the browser: scripts/install-browser")
         pytest.skip("no Chromium or playwright-core: run scripts/install-browser")
     ARTIFACTS.mkdir(exist_ok=True)
-    gateway = Gateway(catalog=corpus_catalog(GITHUB), reference_path="/reference")
+    gateway = Gateway(spec=corpus_catalog(GITHUB), output=Output(reference_path="/reference"))
     environment = {**os.environ, "PLAYWRIGHT_CORE": str(PLAYWRIGHT_CORE), "CHROMIUM": str(CHROMIUM)}
     command = [node, str(FILTERING_SCRIPT), "", str(ARTIFACTS), GITHUB_QUERY]
 

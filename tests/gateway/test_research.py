@@ -27,6 +27,8 @@ from catalog.model import Catalog, Function
 from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError
 from gateway.gateway import Gateway
+from gateway.limits import Limits
+from gateway.options import Output
 from gateway.policy import Access, Caller
 from gateway.reference import reference_page
 from gateway.rest.lifespan import app_lifespan
@@ -56,7 +58,12 @@ def demo_catalog() -> Catalog:
 def make_gateway(research: bool | ResearchConfig, **options: Any) -> tuple[FastAPI, Gateway]:
     app = create_app()
     gateway = Gateway(
-        app=app, catalog=demo_catalog(), whoami="users.get_current_user", timeout=5.0, research=research, **options
+        app=app,
+        spec=demo_catalog(),
+        whoami="users.get_current_user",
+        research=research,
+        **options,
+        limits=Limits(timeout=5.0),
     )
     gateway.mount(app, "/mcp")
     return app, gateway
@@ -171,7 +178,7 @@ async def test_every_catalog_url_points_at_an_entry_of_the_served_reference_page
 
 
 async def test_with_a_served_reference_page_urls_use_the_host_the_client_called() -> None:
-    app, _ = make_gateway(True, reference_path="/reference")
+    app, _ = make_gateway(True, output=Output(reference_path="/reference"))
     async with connect(app) as client:
         hits = search_results(await client.call_tool("search", {"query": "cancel an order"}))
         fetched = document(await client.call_tool("fetch", {"id": hits[0]["id"]}))
@@ -188,7 +195,7 @@ async def test_search_puts_the_term_the_query_names_first() -> None:
 
 
 async def test_without_a_reference_page_results_have_no_url_and_a_blank_query_finds_nothing() -> None:
-    app, _ = make_gateway(True, reference_path="")
+    app, _ = make_gateway(True, output=Output(reference_path=""))
     async with connect(app) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         hits = search_results(await client.call_tool("search", {"query": "customer email"}))

@@ -27,6 +27,7 @@ from catalog.composite import Caller, composite
 from catalog.schemas import inline_refs
 from demo import ADMIN_KEY, create_app
 from gateway.gateway import Gateway
+from gateway.options import Additions, Output
 from gateway.rest.lifespan import app_lifespan
 from gateway.tools._compact import compact_text
 from gateway.tools.results import value_result
@@ -62,12 +63,12 @@ def resource_text(result: types.ReadResourceResult) -> str:
 
 
 def stripe(**options: Any) -> Gateway:
-    return Gateway(catalog=corpus_catalog("stripe-spec3.yaml"), upstream="https://api.stripe.com", **options)
+    return Gateway(spec=corpus_catalog("stripe-spec3.yaml"), upstream="https://api.stripe.com", **options)
 
 
 @pytest.mark.slow
 async def test_search_describe_and_explain_keep_to_the_output_cap_and_say_how_to_narrow() -> None:
-    async with client_of(stripe(max_output_bytes=4000)) as client:
+    async with client_of(stripe(output=Output(max_output_bytes=4000))) as client:
         searched = text(await client.call_tool("search_functions", {"query": "charge", "limit": 50}))
         described = text(
             await client.call_tool(
@@ -90,7 +91,7 @@ async def test_search_describe_and_explain_keep_to_the_output_cap_and_say_how_to
 
 @pytest.mark.slow
 async def test_listing_the_modules_or_one_module_past_the_cap_says_to_search_with_a_query() -> None:
-    async with client_of(stripe(max_output_bytes=1000)) as client:
+    async with client_of(stripe(output=Output(max_output_bytes=1000))) as client:
         modules = text(await client.call_tool("search_functions", {}))
         listing = text(await client.call_tool("search_functions", {"module": "subscriptions"}))
         read = resource_text(await client.read_resource("catalog://modules/subscriptions"))
@@ -101,7 +102,7 @@ async def test_listing_the_modules_or_one_module_past_the_cap_says_to_search_wit
 
 @pytest.mark.slow
 async def test_resource_reads_keep_to_the_output_cap_and_read_as_the_tools_answer() -> None:
-    async with client_of(stripe(max_output_bytes=4000)) as client:
+    async with client_of(stripe(output=Output(max_output_bytes=4000))) as client:
         term = resource_text(await client.read_resource("catalog://terms/invoice"))
         function = resource_text(
             await client.read_resource("catalog://functions/subscriptions.post_subscriptions_subscription_exposed_id")
@@ -142,7 +143,7 @@ def shop(**options: Any) -> Gateway:
 
 
 async def test_a_composite_whose_input_is_not_an_object_takes_it_as_one_argument_named_after_the_parameter() -> None:
-    gateway = shop(composites=[orders_total], tools=["reports.orders_total"])
+    gateway = shop(tools=["reports.orders_total"], additions=Additions(composites=[orders_total]))
     async with client_of(gateway, ADMIN) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         called = await client.call_tool(
@@ -185,7 +186,7 @@ def test_promoted_tools_inline_their_refs_and_keep_defs_only_for_recursion() -> 
 
 
 async def test_promoted_tools_and_composites_answer_structured_content_that_matches_their_output_schema() -> None:
-    gateway = shop(composites=[orders_total], tools=["orders.get_order", "reports.orders_total"])
+    gateway = shop(tools=["orders.get_order", "reports.orders_total"], additions=Additions(composites=[orders_total]))
     async with client_of(gateway, ADMIN) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
         # The SDK client validates structured content against the listed outputSchema, and fails the call if not.
@@ -323,7 +324,7 @@ def test_the_compact_encoding_writes_like_objects_as_a_header_and_rows_and_keeps
 
 
 async def test_with_compact_results_a_listing_comes_as_a_table_and_the_call_tools_say_how_to_read_it() -> None:
-    async with client_of(shop(compact_results=True, tools=["products.list_products"]), ADMIN) as client:
+    async with client_of(shop(tools=["products.list_products"], output=Output(compact_results=True)), ADMIN) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         listed = await client.call_tool("call_function", {"name": "products.list_products", "args": {"limit": 3}})
         promoted = await client.call_tool("products-list_products", {"limit": 3})

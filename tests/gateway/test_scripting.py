@@ -28,6 +28,8 @@ from catalog.model import Catalog
 from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError
 from gateway.gateway import Gateway
+from gateway.limits import Limits
+from gateway.options import Additions, Observability
 from gateway.tools.scripts import ScriptConfig, render
 from sandbox import ScriptFailure, ScriptLimits, ScriptResult
 from tests.gateway.conftest import serve_http
@@ -70,9 +72,14 @@ def demo_catalog() -> Catalog:
 def make_gateway(script: ScriptConfig | None = None, **options: Any) -> tuple[FastAPI, Gateway]:
     app = create_app(debug_routes=True)
     config = script if script is not None else ScriptConfig(limits=LIMITS)
-    defaults: dict[str, Any] = {"app": app, "whoami": "users.get_current_user", "timeout": 2.0, "script": config}
-    if "composites" not in options:
-        defaults["catalog"] = demo_catalog()
+    defaults: dict[str, Any] = {
+        "app": app,
+        "whoami": "users.get_current_user",
+        "limits": Limits(timeout=2.0),
+        "scripts": config,
+    }
+    if "additions" not in options:
+        defaults["spec"] = demo_catalog()
     gateway = Gateway(**{**defaults, **options})
     gateway.mount(app, "/mcp")
     return app, gateway
@@ -369,7 +376,9 @@ async def test_the_gateway_keeps_serving_other_callers_during_hostile_scripts() 
 
 async def test_a_crash_in_a_called_function_reaches_on_error_and_the_script_sees_a_generic_error() -> None:
     reported = Reported()
-    app, gateway = make_gateway(composites=[broken_report], on_error=reported)
+    app, gateway = make_gateway(
+        additions=Additions(composites=[broken_report]), observability=Observability(on_error=reported)
+    )
     async with running(gateway), connect(app) as client:
         result = await run_script(client, "try { await api.reports.broken_report() } catch (e) { return e.message }")
     assert text(result) == (
@@ -409,11 +418,11 @@ async def test_the_scripts_flag_serves_run_script_over_stdio() -> None:
 
 def test_enabling_scripts_without_whoami_is_a_configuration_error() -> None:
     with pytest.raises(ConfigError, match="run_script needs whoami"):
-        Gateway(app=create_app(), catalog=demo_catalog(), script=ScriptConfig())
+        Gateway(app=create_app(), spec=demo_catalog(), scripts=ScriptConfig())
 
 
 def test_without_a_script_config_there_is_no_run_script() -> None:
-    gateway = Gateway(app=create_app(), catalog=demo_catalog(), whoami="users.get_current_user")
+    gateway = Gateway(app=create_app(), spec=demo_catalog(), whoami="users.get_current_user")
     assert "run_script" not in [tool.name for tool in gateway.tools()]
 
 

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from gateway.errors import ConfigError
 from gateway.gateway import Gateway
 from gateway.mcp.prompts import Prompt, PromptArgument
 from gateway.mcp.toolspec import TextContent
+from gateway.options import Additions, Output
 from gateway.requests import RequestInfo
 from gateway.snapshot.check import gateway_snapshot
 
@@ -46,7 +48,10 @@ REFUND = Prompt(
 
 
 def _demo(**options: Any) -> Gateway:
-    return Gateway(app=create_app(), whoami="users.get_current_user", name="demo-shop", **options)
+    output = options.pop("output", Output())
+    return Gateway(
+        app=create_app(), whoami="users.get_current_user", **options, output=replace(output, name="demo-shop")
+    )
 
 
 @asynccontextmanager
@@ -140,7 +145,7 @@ async def test_resources_read_as_the_tools_answer_them(mode: str) -> None:
 async def test_the_snapshot_resource_is_the_committed_surface_and_the_reference_page_is_served_where_configured() -> (
     None
 ):
-    plain, served = _demo(), _demo(reference_path="/reference")
+    plain, served = _demo(), _demo(output=Output(reference_path="/reference"))
     async with _client(plain) as client:
         snapshot = (await client.read_resource("catalog://snapshot")).contents[0]
         plain_uris = [resource.uri for resource in await _all_resources(client)]
@@ -232,7 +237,7 @@ async def test_completion_is_capped_at_100_values_and_says_there_are_more() -> N
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_built_in_prompts_teach_the_workflow_and_explore_a_module(mode: str) -> None:
-    gateway = _demo(prompts=[REFUND])
+    gateway = _demo(additions=Additions(prompts=[REFUND]))
     async with _client(gateway, mode) as client:
         listed = (await client.list_prompts()).prompts
         work = await client.get_prompt("work_with_api", {"task": "cancel order 3"})
@@ -257,7 +262,7 @@ async def test_the_built_in_prompts_teach_the_workflow_and_explore_a_module(mode
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_an_operator_prompt_is_filled_in_and_its_choices_complete(mode: str) -> None:
-    async with _client(_demo(prompts=[REFUND]), mode) as client:
+    async with _client(_demo(additions=Additions(prompts=[REFUND])), mode) as client:
         got = await client.get_prompt("refund_order", {"order_id": "3", "reason": "late"})
         bare = await client.get_prompt("refund_order", {"order_id": "4"})
         reasons = await client.complete(types.PromptReference(name="refund_order"), {"name": "reason", "value": "d"})
@@ -283,7 +288,7 @@ async def test_an_operator_prompt_is_filled_in_and_its_choices_complete(mode: st
 async def test_prompts_get_refuses_bad_names_and_arguments_with_invalid_params_saying_what_to_send(
     name: str, arguments: dict[str, str], fragment: str
 ) -> None:
-    async with _client(_demo(prompts=[REFUND])) as client:
+    async with _client(_demo(additions=Additions(prompts=[REFUND]))) as client:
         with pytest.raises(MCPError) as raised:
             await client.get_prompt(name, arguments)
     assert raised.value.code == types.INVALID_PARAMS
@@ -322,9 +327,9 @@ def test_prompt_arguments_and_names_that_clash_are_refused() -> None:
         PromptArgument(name="x", complete="tools")  # type: ignore[arg-type]
     clash = Prompt(name="explore_module", description="Mine.", template="x")
     with pytest.raises(ConfigError, match="'explore_module' is given twice"):
-        _demo(prompts=[clash])
-    with pytest.raises(ConfigError, match=r"list of gateway\.prompts\.Prompt"):
-        _demo(prompts=["explore_module"])
+        _demo(additions=Additions(prompts=[clash]))
+    with pytest.raises(ConfigError, match=r"list of gateway\.Prompt values"):
+        _demo(additions=Additions(prompts=["explore_module"]))  # type: ignore[list-item]
 
 
 # stdio, the CLI as Claude Desktop starts it

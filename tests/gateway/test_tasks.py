@@ -23,9 +23,10 @@ from pydantic import TypeAdapter
 
 from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.gateway import Gateway
+from gateway.limits import Limits
 from gateway.mcp.tasks import TaskConfig
+from gateway.mcp.tasks.store import open_task_store
 from gateway.policy import Access
-from oauth import open_store
 from tests.gateway.conftest import serve_http
 from tests.oauth.conftest import redis_url  # noqa: F401 - the session's redis-server fixture
 
@@ -41,7 +42,7 @@ def anyio_backend() -> str:
 
 def make_gateway(tasks: TaskConfig | None, **options: Any) -> tuple[FastAPI, Gateway]:
     app = create_app(debug_routes=True)
-    gateway = Gateway(app=app, whoami="users.get_current_user", timeout=0.5, tasks=tasks, **options)
+    gateway = Gateway(app=app, whoami="users.get_current_user", tasks=tasks, **options, limits=Limits(timeout=0.5))
     gateway.mount(app, "/mcp")
     return app, gateway
 
@@ -208,7 +209,7 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 async def test_two_instances_sharing_a_store_serve_each_others_tasks(store_url: str) -> None:
-    first_store, second_store = open_store(store_url), open_store(store_url)
+    first_store, second_store = open_task_store(store_url), open_task_store(store_url)
     first_app, first = make_gateway(TaskConfig(store=first_store, poll_interval=0.05))
     second_app, second = make_gateway(TaskConfig(store=second_store, poll_interval=0.05))
     async with first.lifespan(), second.lifespan(), connect(second_app) as other:
@@ -250,7 +251,7 @@ class Waiting:
     @asynccontextmanager
     async def two_instances(self, store_url: str) -> AsyncIterator[tuple[FastAPI, FastAPI, Gateway]]:
         """Two gateways over this app sharing the store at `store_url`, started: both apps and the first gateway."""
-        first_store, second_store = open_store(store_url), open_store(store_url)
+        first_store, second_store = open_task_store(store_url), open_task_store(store_url)
         first_app, first = self.gateway(first_store)
         second_app, second = self.gateway(second_store)
         try:

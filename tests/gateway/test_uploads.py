@@ -122,7 +122,7 @@ async def test_a_promoted_tool_takes_the_file_object_in_its_input_schema() -> No
 
 async def test_run_script_can_upload_a_file() -> None:
     code = "await api.files.upload_file({file: {text: 'from a script', filename: 's.txt'}, note: 'js'})"
-    async with connect(uploads_app(), script=ScriptConfig(allow_writes=True)) as client:
+    async with connect(uploads_app(), scripts=ScriptConfig(allow_writes=True)) as client:
         result = await client.call_tool("run_script", {"code": code})
     answer = payload(result)
     assert (answer["name"], bytes(answer["bytes"])) == ("s.txt", b"from a script")

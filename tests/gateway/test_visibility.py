@@ -48,7 +48,7 @@ def demo_catalog() -> Catalog:
 
 def make_gateway(**options: Any) -> tuple[FastAPI, Gateway]:
     app = create_app(debug_routes=True)
-    defaults: dict[str, Any] = {"app": app, "whoami": "users.get_current_user", "catalog": demo_catalog()}
+    defaults: dict[str, Any] = {"app": app, "whoami": "users.get_current_user", "spec": demo_catalog()}
     gateway = Gateway(**{**defaults, **options})
     gateway.mount(app, "/mcp")
     return app, gateway
@@ -124,7 +124,7 @@ async def test_a_hidden_function_is_unknown_in_the_same_words_as_one_that_does_n
 
 async def test_scripts_reach_only_the_callers_functions() -> None:
     limits = ScriptLimits(timeout=3.0, max_concurrent=2, slot_wait=0.1)
-    app, gateway = make_gateway(access=Access(visible=admins_see_customers), script=ScriptConfig(limits=limits))
+    app, gateway = make_gateway(access=Access(visible=admins_see_customers), scripts=ScriptConfig(limits=limits))
     code = "let r; try { await call('customers.list_customers', {}); r = 'reached' } catch (e) { r = e.message }; r"
     async with gateway.lifespan(), connect(app, MEMBER_KEY) as member, connect(app, ADMIN_KEY) as admin:
         refused = text(await member.call_tool("run_script", {"code": code}))
@@ -140,7 +140,7 @@ async def test_run_script_is_offered_only_to_callers_the_allow_hook_accepts() ->
         return isinstance(me, dict) and me.get("role") == "admin"
 
     limits = ScriptLimits(timeout=3.0, max_concurrent=2, slot_wait=0.1)
-    app, gateway = make_gateway(script=ScriptConfig(limits=limits, allow=admins_only))
+    app, gateway = make_gateway(scripts=ScriptConfig(limits=limits, allow=admins_only))
     async with gateway.lifespan(), connect(app, MEMBER_KEY) as member, connect(app, ADMIN_KEY) as admin:
         assert "run_script" in await tool_names(admin)
         assert "run_script" not in await tool_names(member)

@@ -23,6 +23,7 @@ from fastapi import FastAPI
 
 from demo import ADMIN_KEY, create_app
 from gateway.gateway import Gateway
+from gateway.options import Security
 from oauth import ApiKeyLogin, ClientDocuments, Login, OAuthConfig, OAuthServer, TokenStore
 from tests.gateway.conftest import _Uvicorn
 
@@ -85,7 +86,9 @@ def build_site(
     login = login or ApiKeyLogin(whoami)
     server = OAuthServer(settings, login=login, store=store, documents=documents, clock=clock)
     host = urlsplit(base).hostname or ""
-    gateway = Gateway(app=app, whoami="users.get_current_user", auth=server.auth, allowed_hosts=[host])
+    gateway = Gateway(
+        app=app, whoami="users.get_current_user", auth=server.auth, security=Security(allowed_hosts=[host])
+    )
     gateways.append(gateway)
     gateway.mount(app, "/mcp")
     server.mount(app)

@@ -31,7 +31,7 @@ async def test_what_the_language_claims_runs_in_a_worker(sandbox: Sandbox, shop:
 
 
 def test_the_run_script_description_states_the_language_and_no_other_edition() -> None:
-    gateway = Gateway(app=create_app(), whoami="users.get_current_user", script=ScriptConfig())
+    gateway = Gateway(app=create_app(), whoami="users.get_current_user", scripts=ScriptConfig())
     (description,) = [tool.description for tool in gateway.tools() if tool.name == "run_script"]
     assert f"JavaScript program ({LANGUAGE})" in description
     assert set(re.findall(r"\bES20\d\d\b", description)) == set(re.findall(r"\bES20\d\d\b", LANGUAGE))

@@ -1,13 +1,13 @@
 """Task-augmented tool calls (MCP 2025-11-25 tasks): a call that outlives the client's request timeout.
 
-A `tools/call` whose params carry `task` is answered at once with a `CreateTaskResult`; the call runs on in
-this process, and its state lives in a `TokenStore` (the OAuth server's kind: SQLite by default, Redis when
-several instances serve), so `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` work from any
-instance. Tasks belong to the caller who created them, by identity and grant (the caller policy's `owner`):
-another caller's task, or the task of a narrower token of the same person, is unknown. The caller policy bounds
-how many tasks one caller runs and keeps, and how many listen streams it holds open. The SDK defines the task
-types but dispatches none of these methods; they are added here as request handlers, and the `tasks` capability
-and each tool's `execution.taskSupport` through a server middleware, the SDK's own seams.
+A `tools/call` whose params carry `task` is answered at once with a `CreateTaskResult`; the call runs on in this
+process, and its state lives in a `TaskStore` (SQLite by default, Redis when several instances serve), so
+`tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` work from any instance. Tasks belong to the caller who
+created them, by identity and grant (the caller policy's `owner`): another caller's task, or the task of a narrower
+token of the same person, is unknown. The caller policy bounds how many tasks one caller runs and keeps, and how
+many listen streams it holds open. The SDK defines the task types but dispatches none of these methods; they are
+added here as request handlers, and the `tasks` capability and each tool's `execution.taskSupport` through a server
+middleware, the SDK's own seams.
 
 On 2026-07-28 the same tasks speak the `io.modelcontextprotocol/tasks` extension (SEP-2663) instead: the
 middleware serves tasks/get, tasks/update and tasks/cancel there and answers a tools/call of a client that
@@ -25,7 +25,6 @@ import logging
 import secrets
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final
 
@@ -33,17 +32,18 @@ import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from gateway.errors import ConfigError, LimitError
+from gateway.errors import LimitError
 from gateway.limits import CALL_TIMEOUT
 from gateway.mcp import _sdk
+from gateway.mcp.tasks.config import TaskConfig
+from gateway.mcp.tasks.store import TaskStore, open_task_store
 from gateway.mcp.wire import call_result
 from gateway.policy import CallerPolicy, Lease
-from oauth.store import Clock, TokenStore, open_store
 
 if TYPE_CHECKING:
     from gateway.mcp.endpoint import McpEndpoint
 
-__all__ = ["TaskConfig", "Tasks"]
+__all__ = ["Tasks"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,32 +61,6 @@ _CORE_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "ta
 _INSTANT: Final = frozenset({"search_functions", "describe_function", "explain_term"})
 
 
-@dataclass(frozen=True, kw_only=True)
-class TaskConfig:
-    """Turns on task-augmented tool calls.
-
-    `store`: a `TokenStore` (e.g. the OAuth server's) or a store URL for `oauth.open_store` (`redis://...` when
-    several instances serve, a SQLite path); None keeps tasks in an in-memory SQLite database of this process.
-    `timeout`: how long one call run as a task may take (the gateway's `timeout` still bounds calls without a
-    task). `max_ttl`: the longest a task and its result are kept, in seconds (a client asks for less with
-    `ttl`). `poll_interval`: the polling interval suggested to clients, in seconds, and
-    how often the instance running a task reads its state in the store, to stop the call when a tasks/cancel
-    served by another instance cancelled it.
-    """
-
-    store: TokenStore | str | None = None
-    timeout: float = 600.0
-    max_ttl: float = 3600.0
-    poll_interval: float = 1.0
-    clock: Clock | None = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        for name in ("timeout", "max_ttl", "poll_interval"):
-            value = getattr(self, name)
-            if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-                raise ConfigError(f"TaskConfig.{name} must be a positive number of seconds, got {value!r}")
-
-
 def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
 
@@ -102,15 +76,11 @@ class Tasks:
     def __init__(self, config: TaskConfig, endpoint: McpEndpoint) -> None:
         self.config = config
         self.endpoint = endpoint
-        self._owns_store = config.store is None or isinstance(config.store, str)
-        if config.store is None:
-            from oauth.store_sqlite import SqliteStore
-
-            self.store: TokenStore = SqliteStore(":memory:", clock=config.clock)
-        elif isinstance(config.store, str):
-            self.store = open_store(config.store, clock=config.clock)
-        else:
-            self.store = config.store
+        store = config.store
+        self._owns_store = store is None or isinstance(store, str)
+        self.store: TaskStore = (
+            open_task_store(store, clock=config.clock) if store is None or isinstance(store, str) else store
+        )
         self._clock = config.clock or time.time
         self._running: dict[str, asyncio.Task[None]] = {}
         self._done: dict[str, anyio.Event] = {}
@@ -221,7 +191,6 @@ class Tasks:
         owner = caller.owner
         now = self._clock()
         try:
-            caller.check_stored_tasks(len(_live(await self.store.get("task-index", owner), now)))
             lease = caller.start_task()
         except LimitError as error:
             raise _refused(error) from None
@@ -239,8 +208,9 @@ class Tasks:
         }
         expires_at = now + ttl_ms / 1000
         try:
-            await self.store.put("task", f"{owner}:{task_id}", record, expires_at=expires_at)
-            await self._index(owner, task_id, expires_at)
+            limit = caller.policy.limits.tasks_stored_per_caller
+            if not await self.store.create(owner, task_id, record, expires_at=expires_at, limit=limit):
+                raise _refused(caller.tasks_kept_refusal(limit))
         except BaseException:
             lease.release()
             raise
@@ -254,15 +224,6 @@ class Tasks:
         )
         return record
 
-    async def _index(self, owner: str, task_id: str, expires_at: float) -> None:
-        # Read-modify-write: two tasks created at the same instant by one caller on two instances may race, and
-        # then tasks/list misses one (tasks/get and tasks/result still find it).
-        now = self._clock()
-        kept = _live(await self.store.get("task-index", owner), now)
-        kept.append([task_id, expires_at])
-        latest = max(expiry for _, expiry in kept)
-        await self.store.put("task-index", owner, {"tasks": kept}, expires_at=latest)
-
     async def _run(
         self,
         owner: str,
@@ -274,7 +235,7 @@ class Tasks:
         lease: Lease,
     ) -> None:
         token = CALL_TIMEOUT.set(self.config.timeout)
-        watcher = asyncio.get_running_loop().create_task(self._watch(f"{owner}:{task_id}", task_id))
+        watcher = asyncio.get_running_loop().create_task(self._watch(owner, task_id))
         try:
             result = await self.endpoint.call_tool(name, arguments, caller)
             payload = call_result(result)
@@ -294,13 +255,13 @@ class Tasks:
             lease.release()
         await self._finish(owner, task_id, status, message, payload, expires_at)
 
-    async def _watch(self, key: str, task_id: str) -> None:
+    async def _watch(self, owner: str, task_id: str) -> None:
         """Cancel the call running here once the shared store says the task is cancelled (a tasks/cancel served by
         another instance) or gone (expired): the store is read every `poll_interval` while the call runs."""
         while True:
             await anyio.sleep(self.config.poll_interval)
             try:
-                record = await self.store.get("task", key)
+                record = await self.store.get(owner, task_id)
             except Exception:
                 # Boundary: a store that fails for a moment must not end the call; the next read may succeed.
                 logger.exception("reading the state of task %s failed", task_id)
@@ -314,17 +275,16 @@ class Tasks:
     async def _finish(
         self, owner: str, task_id: str, status: str, message: str, payload: Any, expires_at: float
     ) -> None:
-        key = f"{owner}:{task_id}"
         try:
             with anyio.CancelScope(shield=True):
                 # The claim makes the move to a terminal status atomic across instances: a tasks/cancel that
                 # claimed first wins, and a late result never overwrites `cancelled`.
-                record, first = await self.store.claim("task", key)
+                record, first = await self.store.claim(owner, task_id)
                 if first and record is not None and record["status"] not in _TERMINAL:
                     record.update(
                         status=status, statusMessage=message, lastUpdatedAt=_iso(self._clock()), result=payload
                     )
-                    await self.store.put("task", key, record, expires_at=expires_at)
+                    await self.store.put(owner, task_id, record, expires_at=expires_at)
                     await self._tell(task_id, record)
                 elif record is not None and record["status"] == "cancelled":
                     await self._tell(task_id, record)  # cancelled by a tasks/cancel another instance served
@@ -386,7 +346,7 @@ class Tasks:
         """The listen stream of `owner`'s tasks named in `asked` (and the subscriptions it honours)."""
         followed: dict[str, dict[str, Any]] = {}
         for task_id in dict.fromkeys(asked or ()):
-            record = await self.store.get("task", f"{owner}:{task_id}")
+            record = await self.store.get(owner, task_id)
             if record is not None:
                 followed[task_id] = record
         honored: dict[str, Any] = {
@@ -411,7 +371,7 @@ class Tasks:
             with anyio.move_on_after(self.config.poll_interval):
                 await changed.wait()  # a task ended here; tasks on other instances are seen by the next read
             for task_id, seen in list(pending.items()):
-                record = await self.store.get("task", f"{owner}:{task_id}")
+                record = await self.store.get(owner, task_id)
                 if record is None:
                     del pending[task_id]  # expired: tasks/get would answer unknown too
                     continue
@@ -431,8 +391,9 @@ class Tasks:
     # tasks/* handlers
 
     async def _record(self, ctx: Any, task_id: str) -> tuple[str, dict[str, Any]]:
-        key = f"{self.endpoint.caller_of(ctx).owner}:{task_id}"
-        record = await self.store.get("task", key)
+        """The caller's owner key and its task `task_id`; -32602 when the caller has no such task."""
+        owner = self.endpoint.caller_of(ctx).owner
+        record = await self.store.get(owner, task_id)
         if record is None:
             # MCP 2025-11-25 tasks, error handling: an unknown or expired task id is -32602.
             raise MCPError(
@@ -440,14 +401,14 @@ class Tasks:
                 message=f"Unknown task {task_id!r}: it expired, or was never created by this caller; "
                 "tasks/list shows yours",
             )
-        return key, record
+        return owner, record
 
     async def _get(self, ctx: Any, params: types.GetTaskRequestParams) -> dict[str, Any]:
         _, record = await self._record(ctx, params.task_id)
         return _public(record)
 
     async def _result(self, ctx: Any, params: types.GetTaskPayloadRequestParams) -> dict[str, Any]:
-        key, record = await self._record(ctx, params.task_id)
+        owner, record = await self._record(ctx, params.task_id)
         # MCP 2025-11-25 tasks: tasks/result blocks until the task reaches a terminal status.
         while record["status"] not in _TERMINAL:
             done = self._done.get(params.task_id)
@@ -455,7 +416,7 @@ class Tasks:
                 await done.wait()
             else:
                 await anyio.sleep(self.config.poll_interval)  # the task runs on another instance
-            found = await self.store.get("task", key)
+            found = await self.store.get(owner, params.task_id)
             if found is None:
                 raise MCPError(code=types.INVALID_PARAMS, message=f"Task {params.task_id!r} expired")
             record = found
@@ -480,9 +441,9 @@ class Tasks:
     async def _cancel_task(self, ctx: Any, task_id: str) -> tuple[dict[str, Any], bool]:
         """Cancel the caller's task, here or on the instance running it; the record, and False when it had
         already ended (or another instance is recording its end right now)."""
-        key, _ = await self._record(ctx, task_id)
+        owner, _ = await self._record(ctx, task_id)
         # Claimed, so that of a cancel and the running call's result (on this or another instance) one wins.
-        claimed, first = await self.store.claim("task", key)
+        claimed, first = await self.store.claim(owner, task_id)
         record = claimed or {"status": "expired"}
         if record["status"] in _TERMINAL or claimed is None:
             return record, False
@@ -494,7 +455,7 @@ class Tasks:
         now = self._clock()
         record.update(status="cancelled", statusMessage="cancelled by the caller", lastUpdatedAt=_iso(now))
         expires_at = _created(record) + record["ttl"] / 1000
-        await self.store.put("task", key, record, expires_at=max(expires_at, now + 1))
+        await self.store.put(owner, task_id, record, expires_at=max(expires_at, now + 1))
         await self._tell(task_id, record)
         running = self._running.get(task_id)
         if running is not None:
@@ -517,7 +478,7 @@ class Tasks:
 
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
         owner = self.endpoint.caller_of(ctx).owner
-        ids = [task_id for task_id, _ in reversed(_live(await self.store.get("task-index", owner), self._clock()))]
+        ids = await self.store.ids(owner)
         start = 0
         if params.cursor:
             if not params.cursor.isdigit():
@@ -526,7 +487,7 @@ class Tasks:
         found: list[dict[str, Any]] = []
         position = start
         while position < len(ids) and len(found) < _PAGE:
-            record = await self.store.get("task", f"{owner}:{ids[position]}")
+            record = await self.store.get(owner, ids[position])
             position += 1
             if record is not None:
                 found.append(_public(record))
@@ -534,13 +495,6 @@ class Tasks:
         if position < len(ids):
             answer["nextCursor"] = str(position)
         return answer
-
-
-def _live(index: Mapping[str, Any] | None, now: float) -> list[list[Any]]:
-    """The `[task id, expires at]` pairs of an owner's task index that have not expired, oldest first."""
-    if index is None:
-        return []
-    return [[task_id, expiry] for task_id, expiry in index.get("tasks", ()) if expiry > now]
 
 
 def _public(record: Mapping[str, Any]) -> dict[str, Any]:

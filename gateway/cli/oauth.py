@@ -1,0 +1,113 @@
+"""`serve --oauth`: the command line composes the oauth package with the gateway (the gateway itself never imports
+oauth): the flags, and the authorization server whose login checks each API key with the gateway's whoami."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gateway.errors import ConfigError as GatewayConfigError
+from gateway.flags import cli
+
+if TYPE_CHECKING:
+    from gateway.gateway import Gateway
+
+__all__ = ["OAuthFlags", "OAuthSetup", "oauth_server"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class OAuthFlags:
+    """OAuth, for claude.ai and ChatGPT connectors (needs MCP_GATEWAY_OAUTH_SECRET)."""
+
+    oauth: bool = field(
+        default=False,
+        metadata=cli(
+            "guard the MCP endpoint with OAuth 2.1; people log in with the API key they use with the REST API",
+            where="serve",
+        ),
+    )
+    public_url: str | None = field(
+        default=None,
+        metadata=cli(
+            "the https base URL clients reach the gateway at (behind a proxy); default http://HOST:PORT",
+            metavar="URL",
+            where="serve",
+        ),
+    )
+    oauth_store: str = field(
+        default=".mcp-gateway/oauth.sqlite3",
+        metadata=cli(
+            "where logins and tokens live: a SQLite file (default .mcp-gateway/oauth.sqlite3) or redis://host:port/db",
+            metavar="PATH|URL",
+            where="serve",
+        ),
+    )
+    oauth_clients: tuple[str, ...] = field(
+        default=(),
+        metadata=cli(
+            "pre-register a public client with one redirect URI",
+            name="oauth-client",
+            metavar="ID=REDIRECT_URI",
+            where="serve",
+        ),
+    )
+
+
+class OAuthSetup:
+    """The OAuth server of `serve --oauth`; its login checks keys through the gateway appended to `gateways`."""
+
+    def __init__(self, server: Any, allowed_hosts: list[str], gateways: list[Gateway]) -> None:
+        self.server = server
+        self.allowed_hosts = allowed_hosts
+        self.gateways = gateways
+
+
+def oauth_server(
+    options: argparse.Namespace, flags: OAuthFlags, *, host: str, port: int, path: str, demo: bool
+) -> OAuthSetup:
+    """The authorization server `flags` describe for the gateway `options` describe, served at `host`:`port`,
+    its MCP endpoint at `path`."""
+    import secrets
+    from urllib.parse import urlsplit
+
+    from oauth import ApiKeyLogin, OAuthConfig, OAuthServer, PreregisteredClient, open_store
+    from oauth.errors import OAuthError
+
+    whoami = options.whoami or ("users.get_current_user" if demo else None)
+    if not whoami:
+        raise GatewayConfigError("--oauth needs --whoami FUNCTION: the login page checks each API key with it")
+    secret = os.environ.get("MCP_GATEWAY_OAUTH_SECRET", "")
+    if not secret:
+        secret = secrets.token_urlsafe(32)
+        print(
+            "mcp-gateway: MCP_GATEWAY_OAUTH_SECRET is not set; using a random one, so every login ends when the "
+            "gateway stops. Set it to 32 or more random characters to keep logins.",
+            file=sys.stderr,
+        )
+    base = (flags.public_url or f"http://{host}:{port}").rstrip("/")
+    clients = []
+    for entry in flags.oauth_clients:
+        client_id, separator, redirect_uri = entry.partition("=")
+        if not separator:
+            raise GatewayConfigError(f"--oauth-client takes ID=REDIRECT_URI, not {entry!r}")
+        clients.append(PreregisteredClient(client_id=client_id, redirect_uris=(redirect_uri,)))
+    gateways: list[Gateway] = []
+
+    async def check(headers: Any) -> Any:
+        return await gateways[0].call(headers, whoami, {})
+
+    try:
+        config = OAuthConfig(
+            issuer=base,
+            resource=f"{base}{path}",
+            secret_key=secret.encode(),
+            resource_name=options.output__name or ("Demo shop" if demo else "MCP server"),
+            clients=tuple(clients),
+        )
+        server = OAuthServer(config, login=ApiKeyLogin(check), store=open_store(flags.oauth_store))
+    except OAuthError as error:
+        raise GatewayConfigError(f"--oauth: {error}") from error
+    return OAuthSetup(server, [urlsplit(base).netloc], gateways)

@@ -1,0 +1,323 @@
+"""`TaskStore`: where task-augmented calls keep their state, so any instance can answer for any task.
+
+Each task belongs to an owner (the caller policy's `owner`: identity and grant) and expires with its ttl. The
+store keeps a per-owner index, so counting and listing an owner's live tasks is one query, and creating a task
+within an owner's limit is atomic across instances. `claim` makes the move to a terminal status atomic: of a
+cancel and the call's own end (on this or another instance), exactly one wins. Implementations: `SqliteTaskStore`
+(in memory, the default for one process, or one file several processes on a host share) and `RedisTaskStore`
+(several instances behind a load balancer). `open_task_store(url)` picks one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import anyio.to_thread
+
+from gateway.errors import ConfigError, GatewayError
+
+__all__ = ["Clock", "RedisTaskStore", "SqliteTaskStore", "TaskStore", "TaskStoreError", "open_task_store"]
+
+Clock = Callable[[], float]
+"""Seconds since the epoch; injected so that tests can move time."""
+
+_T = TypeVar("_T")
+
+
+class TaskStoreError(GatewayError):
+    """The task store failed (a disk, a file or a server); the message names the store and what failed."""
+
+
+class TaskStore(Protocol):
+    """Tasks by owner and id; every method is safe to call concurrently, from several processes sharing one
+    backend. Records are JSON-serializable mappings."""
+
+    async def create(
+        self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+    ) -> bool:
+        """Store a new task unless `owner` keeps `limit` live tasks already; True when it was stored. Atomic:
+        concurrent creations never leave an owner more than `limit`."""
+
+    async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        """The task, or None when there is none, it has expired, or it is another owner's."""
+
+    async def put(self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float) -> None:
+        """Replace the task's record and expiry (its claim stays)."""
+
+    async def claim(self, owner: str, task_id: str) -> tuple[dict[str, Any] | None, bool]:
+        """Mark the task as ending and return it, with True when this call was the first to claim it; a missing
+        or expired task gives (None, False)."""
+
+    async def ids(self, owner: str) -> list[str]:
+        """The ids of the owner's live tasks, newest first."""
+
+    async def aclose(self) -> None:
+        """Release connections; the store is not used afterwards."""
+
+
+def open_task_store(url: str | None, *, clock: Clock | None = None) -> TaskStore:
+    """The store a URL names: `redis://host:port/db` (or `rediss://`, `unix://`) for Redis, a SQLite file path
+    (`sqlite:///path` or a plain path), or None for an in-memory SQLite database of this process."""
+    if url is None:
+        return SqliteTaskStore(":memory:", clock=clock)
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return RedisTaskStore.from_url(url, clock=clock)
+    path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
+    if "://" in path or not path:
+        raise ConfigError(f"task store {url!r}: give redis://host:port/db or a SQLite file path")
+    return SqliteTaskStore(path, clock=clock)
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS gateway_tasks (
+    owner TEXT NOT NULL,
+    task_id TEXT NOT NULL,
+    record TEXT NOT NULL,
+    created REAL NOT NULL,
+    expires_at REAL NOT NULL,
+    claimed INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (owner, task_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS gateway_tasks_owner ON gateway_tasks (owner, expires_at);
+CREATE INDEX IF NOT EXISTS gateway_tasks_expiry ON gateway_tasks (expires_at);
+"""
+_PURGE_EVERY = 60.0
+_BUSY_SECONDS = 10.0
+
+
+class SqliteTaskStore:
+    """A `TaskStore` in SQLite: `:memory:` for this process alone, or a file (WAL, readable by its owner only) that
+    several processes on one host share. Calls run in a worker thread, one at a time per store."""
+
+    def __init__(self, path: str | Path, *, clock: Clock | None = None) -> None:
+        self.path = str(path)
+        self._clock = clock or time.time
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._purged_at = 0.0
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            if self.path != ":memory:":
+                folder = Path(self.path).parent
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                if not Path(self.path).exists():
+                    os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+            db = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+            if self.path != ":memory:":
+                db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(_SCHEMA)
+            self._db = db
+        return self._db
+
+    async def _in_thread(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
+        def run() -> _T:
+            with self._lock:
+                try:
+                    return work(self._connection())
+                except sqlite3.Error as error:
+                    raise TaskStoreError(f"the SQLite task store {self.path!r} failed: {error}") from error
+
+        return await anyio.to_thread.run_sync(run)
+
+    def _purge(self, db: sqlite3.Connection, now: float) -> None:
+        if now - self._purged_at > _PURGE_EVERY:
+            self._purged_at = now
+            db.execute("DELETE FROM gateway_tasks WHERE expires_at <= ?", (now,))
+
+    async def create(
+        self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+    ) -> bool:
+        """See `TaskStore.create`: the count and the insert share one write transaction."""
+        now, text = self._clock(), json.dumps(record)
+
+        def work(db: sqlite3.Connection) -> bool:
+            self._purge(db, now)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                (kept,) = db.execute(
+                    "SELECT count(*) FROM gateway_tasks WHERE owner = ? AND expires_at > ?", (owner, now)
+                ).fetchone()
+                if kept >= limit:
+                    db.execute("ROLLBACK")
+                    return False
+                db.execute(
+                    "INSERT OR REPLACE INTO gateway_tasks (owner, task_id, record, created, expires_at, claimed) "
+                    "VALUES (?, ?, ?, ?, ?, 0)",
+                    (owner, task_id, text, now, expires_at),
+                )
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+            return True
+
+        return await self._in_thread(work)
+
+    async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        """See `TaskStore.get`."""
+        now = self._clock()
+        row = await self._in_thread(
+            lambda db: db.execute(
+                "SELECT record FROM gateway_tasks WHERE owner = ? AND task_id = ? AND expires_at > ?",
+                (owner, task_id, now),
+            ).fetchone()
+        )
+        return _load(row[0]) if row is not None else None
+
+    async def put(self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float) -> None:
+        """See `TaskStore.put`."""
+        text = json.dumps(record)
+        await self._in_thread(
+            lambda db: db.execute(
+                "UPDATE gateway_tasks SET record = ?, expires_at = ? WHERE owner = ? AND task_id = ?",
+                (text, expires_at, owner, task_id),
+            )
+        )
+
+    async def claim(self, owner: str, task_id: str) -> tuple[dict[str, Any] | None, bool]:
+        """See `TaskStore.claim`: one conditional UPDATE, atomic across processes."""
+        now = self._clock()
+        updated = await self._in_thread(
+            lambda db: (
+                db.execute(
+                    "UPDATE gateway_tasks SET claimed = 1 "
+                    "WHERE owner = ? AND task_id = ? AND expires_at > ? AND claimed = 0",
+                    (owner, task_id, now),
+                ).rowcount
+            )
+        )
+        return await self.get(owner, task_id), updated == 1
+
+    async def ids(self, owner: str) -> list[str]:
+        """See `TaskStore.ids`."""
+        now = self._clock()
+        rows = await self._in_thread(
+            lambda db: db.execute(
+                "SELECT task_id FROM gateway_tasks WHERE owner = ? AND expires_at > ? ORDER BY created DESC",
+                (owner, now),
+            ).fetchall()
+        )
+        return [row[0] for row in rows]
+
+    async def aclose(self) -> None:
+        """See `TaskStore.aclose`."""
+        db, self._db = self._db, None
+        if db is not None:
+            await anyio.to_thread.run_sync(db.close)
+
+
+# Redis: the task under `{prefix}task:{owner}:{id}` (JSON, with the task's expiry), its claim beside it, and the
+# owner's index a sorted set of ids scored by expiry, trimmed of the expired on every write.
+_CREATE = """
+local index, key = KEYS[1], KEYS[2]
+local now, expires_ms, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', index, '-inf', now)
+if redis.call('ZCARD', index) >= limit then return 0 end
+redis.call('SET', key, ARGV[4], 'PXAT', expires_ms)
+redis.call('ZADD', index, expires_ms, ARGV[5])
+local left = redis.call('PTTL', index)
+if left < 0 or now + left < expires_ms then redis.call('PEXPIREAT', index, expires_ms) end
+return 1
+"""
+
+
+class RedisTaskStore:
+    """A `TaskStore` in Redis, shared by every instance that names the same server and database."""
+
+    def __init__(self, client: Any, *, prefix: str = "mcp-gateway:", clock: Clock | None = None) -> None:
+        self.client = client
+        self.prefix = prefix
+        self._clock = clock or time.time
+        self._create = client.register_script(_CREATE)
+
+    @classmethod
+    def from_url(cls, url: str, *, prefix: str = "mcp-gateway:", clock: Clock | None = None) -> RedisTaskStore:
+        """A store on the Redis server at `url`."""
+        import redis.asyncio as redis
+
+        return cls(redis.Redis.from_url(url, decode_responses=True), prefix=prefix, clock=clock)
+
+    def _key(self, owner: str, task_id: str) -> str:
+        return f"{self.prefix}task:{owner}:{task_id}"
+
+    def _index(self, owner: str) -> str:
+        return f"{self.prefix}tasks:{owner}"
+
+    async def _call(self, what: str, work: Any) -> Any:
+        from redis.exceptions import RedisError
+
+        try:
+            return await work
+        except RedisError as error:
+            raise TaskStoreError(f"the Redis task store failed to {what}: {type(error).__name__}: {error}") from error
+
+    async def create(
+        self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+    ) -> bool:
+        """See `TaskStore.create`: one script, atomic on the server."""
+        now_ms = math.floor(self._clock() * 1000)
+        expires_ms = max(math.ceil(expires_at * 1000), now_ms + 1)
+        created = await self._call(
+            "create a task",
+            self._create(
+                keys=[self._index(owner), self._key(owner, task_id)],
+                args=[now_ms, expires_ms, limit, json.dumps({"created": now_ms, "record": record}), task_id],
+            ),
+        )
+        return bool(created)
+
+    async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        """See `TaskStore.get`."""
+        text = await self._call("read a task", self.client.get(self._key(owner, task_id)))
+        return _load(text)["record"] if text is not None else None
+
+    async def put(self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float) -> None:
+        """See `TaskStore.put`."""
+        key = self._key(owner, task_id)
+        text = await self._call("read a task", self.client.get(key))
+        created = _load(text)["created"] if text is not None else math.floor(self._clock() * 1000)
+        expires_ms = max(math.ceil(expires_at * 1000), math.floor(self._clock() * 1000) + 1)
+        async with self.client.pipeline(transaction=True) as pipe:
+            pipe.set(key, json.dumps({"created": created, "record": record}), pxat=expires_ms)
+            pipe.zadd(self._index(owner), {task_id: expires_ms})
+            pipe.pexpireat(f"{key}:claim", expires_ms)
+            await self._call("write a task", pipe.execute())
+
+    async def claim(self, owner: str, task_id: str) -> tuple[dict[str, Any] | None, bool]:
+        """See `TaskStore.claim`: SET NX on the task's claim key."""
+        record = await self.get(owner, task_id)
+        if record is None:
+            return None, False
+        ttl = await self._call("read a task", self.client.pttl(self._key(owner, task_id)))
+        first = await self._call(
+            "claim a task", self.client.set(f"{self._key(owner, task_id)}:claim", "1", nx=True, px=max(int(ttl), 1))
+        )
+        return record, bool(first)
+
+    async def ids(self, owner: str) -> list[str]:
+        """See `TaskStore.ids`: the index's live ids, ordered by the tasks' creation."""
+        now_ms = math.floor(self._clock() * 1000)
+        members = await self._call("list tasks", self.client.zrangebyscore(self._index(owner), f"({now_ms}", "+inf"))
+        if not members:
+            return []
+        texts = await self._call("list tasks", self.client.mget([self._key(owner, member) for member in members]))
+        found = [(_load(text)["created"], member) for member, text in zip(members, texts, strict=True) if text]
+        return [member for _, member in sorted(found, reverse=True)]
+
+    async def aclose(self) -> None:
+        """See `TaskStore.aclose`."""
+        await self.client.aclose()
+
+
+def _load(text: str | bytes) -> dict[str, Any]:
+    value: dict[str, Any] = json.loads(text)
+    return value
