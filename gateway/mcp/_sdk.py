@@ -56,6 +56,7 @@ __all__ = [
     "serve_request",
     "serve_with_manager",
     "served_methods",
+    "warn_if_unsupported",
 ]
 
 logger = logging.getLogger("gateway.mcp.http")
@@ -114,6 +115,27 @@ except ImportError:  # pragma: no cover - depends on the SDK version
 def sdk_version() -> str:
     """The installed `mcp` distribution's version."""
     return importlib.metadata.version("mcp")
+
+
+def warn_if_unsupported() -> None:
+    """Log a warning, once, when the installed SDK is outside `SUPPORTED_SDK` (pip was told otherwise, or a
+    dependency forced another release): what it is, what was checked, and what to do."""
+    if _warned or sdk_supported():
+        return
+    _warned.append(True)
+    low, high = (".".join(map(str, bound)) for bound in SUPPORTED_SDK)
+    logging.getLogger("gateway").warning(
+        "mcp %s is installed, but the gateway was checked against mcp >= %s, < %s and uses the SDK's internals: "
+        "calls may fail. Install a supported release: pip install 'mcp>=%s,<%s'",
+        sdk_version(),
+        low,
+        high,
+        low,
+        high,
+    )
+
+
+_warned: list[bool] = []
 
 
 def sdk_supported(version: str | None = None) -> bool:

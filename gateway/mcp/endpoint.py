@@ -133,6 +133,8 @@ class McpEndpoint:
         from gateway.mcp import _sdk
         from gateway.mcp.wire import surface_handlers
 
+        _sdk.warn_if_unsupported()
+
         server_class: Any = Server
         extra: dict[str, Any] = {}
         if self.policy.visibility.active:

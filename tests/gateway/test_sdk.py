@@ -54,3 +54,27 @@ def test_only_the_sdk_module_imports_from_the_sdk_beyond_its_public_entry_points
                 if (name == "mcp" or name.startswith("mcp.")) and name != "mcp" and name not in PUBLIC
             ]
     assert offenders == []
+
+
+def test_pyproject_pins_mcp_to_the_releases_the_bridge_supports() -> None:
+    import tomllib
+
+    project = tomllib.loads((GATEWAY.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (requirement,) = [item for item in project["dependencies"] if item.startswith("mcp")]
+    low, high = (".".join(map(str, bound)) for bound in _sdk.SUPPORTED_SDK)
+    assert requirement == f"mcp>={low},<{high}"
+
+
+def test_an_unsupported_sdk_is_said_once_at_start_up(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(_sdk, "sdk_version", lambda: "9.9.0")
+    monkeypatch.setattr(_sdk, "_warned", [])
+    with caplog.at_level("WARNING", logger="gateway"):
+        _sdk.warn_if_unsupported()
+        _sdk.warn_if_unsupported()
+    warned = [record.getMessage() for record in caplog.records if "mcp 9.9.0 is installed" in record.getMessage()]
+    assert warned == [
+        "mcp 9.9.0 is installed, but the gateway was checked against mcp >= 2.3, < 2.4 and uses the SDK's internals: "
+        "calls may fail. Install a supported release: pip install 'mcp>=2.3,<2.4'"
+    ]
