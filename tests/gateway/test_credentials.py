@@ -9,7 +9,15 @@ import re
 import pytest
 
 from gateway.errors import ConfigError, CredentialError
-from gateway.rest.credentials import AuthFunc, bearer_passthrough, bearer_to_headers, header_templates, refusal
+from gateway.rest.credentials import (
+    Authentication,
+    AuthFunc,
+    Credentials,
+    bearer_passthrough,
+    bearer_to_headers,
+    header_templates,
+    refusal,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -194,3 +202,96 @@ def test_an_exception_carrying_a_challenge_is_answered_as_a_credential_error() -
 @pytest.mark.parametrize("error", [ValueError("boom"), TokenRefused("odd", None), TokenRefused("odd", 401)])
 def test_other_exceptions_are_not_refusals_but_failures(error: Exception) -> None:
     assert refusal(error) is None
+
+
+# The auth function applied to a request: its credentials, with the grant they carry
+
+
+class Scoped(dict[str, str]):
+    """Headers with a grant, as `oauth.ScopedHeaders` are."""
+
+    def __init__(self, headers: dict[str, str], scopes: object, client_id: object) -> None:
+        super().__init__(headers)
+        self.scopes = scopes
+        self.client_id = client_id
+
+
+def test_credentials_keep_the_headers_and_the_grant_they_carry() -> None:
+    made = Credentials.of(Scoped({"authorization": "Bearer k"}, ("orders:read", "orders:read"), "claude"))
+    assert dict(made) == {"authorization": "Bearer k"}
+    assert (made.scopes, made.client_id) == (frozenset({"orders:read"}), "claude")
+
+
+@pytest.mark.parametrize("scopes", [None, "orders:read", 7])
+def test_credentials_without_a_collection_of_scopes_carry_none(scopes: object) -> None:
+    made = Credentials.of(Scoped({"x-key": "k"}, scopes, 12))
+    assert (made.scopes, made.client_id) == (None, None)
+
+
+def test_plain_headers_carry_no_grant() -> None:
+    made = Credentials.of({"x-key": "k"})
+    assert (dict(made), made.scopes, made.client_id) == ({"x-key": "k"}, None, None)
+
+
+@pytest.mark.parametrize(
+    ("authorization", "token"),
+    [
+        ("Bearer abc", "abc"),
+        ("bearer  abc ", "abc"),
+        ("Basic abc", None),
+        ("Bearer", None),
+        ("Bearer   ", None),
+        ("", None),
+    ],
+)
+async def test_authentication_reads_only_a_well_formed_bearer_token(authorization: str, token: str | None) -> None:
+    seen: list[str | None] = []
+
+    async def auth(given: str | None) -> dict[str, str]:
+        seen.append(given)
+        return {}
+
+    await Authentication(auth)({"authorization": authorization} if authorization else {})
+    assert seen == [token]
+
+
+async def test_authentication_answers_the_auth_functions_headers_as_credentials() -> None:
+    made = await Authentication(bearer_passthrough())({"authorization": "Bearer t"})
+    assert isinstance(made, Credentials) and dict(made) == {"authorization": "Bearer t"}
+
+
+async def test_a_refusal_of_another_package_becomes_a_credential_error_with_its_challenge() -> None:
+    class Refused(Exception):
+        www_authenticate = 'Bearer error="invalid_token"'
+
+    async def auth(token: str | None) -> dict[str, str]:
+        raise Refused("the token expired")
+
+    with pytest.raises(CredentialError) as raised:
+        await Authentication(auth).of_token("t")
+    assert (str(raised.value), raised.value.www_authenticate) == ("the token expired", 'Bearer error="invalid_token"')
+
+
+async def test_a_credential_error_is_raised_as_it_is() -> None:
+    error = CredentialError("no", www_authenticate="Bearer realm=x")
+
+    async def auth(token: str | None) -> dict[str, str]:
+        raise error
+
+    with pytest.raises(CredentialError) as raised:
+        await Authentication(auth).of_token(None)
+    assert raised.value is error
+
+
+async def test_an_auth_function_that_fails_is_logged_and_refused_without_saying_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def auth(token: str | None) -> dict[str, str]:
+        raise RuntimeError("database down: password=hunter2")
+
+    with pytest.raises(CredentialError) as raised:
+        await Authentication(auth).of_token("t")
+    assert str(raised.value) == "the credentials could not be checked"
+    assert raised.value.www_authenticate == "Bearer"
+    assert [record.getMessage() for record in caplog.records] == ["the auth function failed"]
+    assert "hunter2" not in str(raised.value)
