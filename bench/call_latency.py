@@ -82,10 +82,20 @@ ServerKind = Literal["ours", "fastmcp"]
 
 
 def _ours_app() -> Any:
-    from demo import create_app
-    from gateway.gateway import Gateway
+    """The demo with a trivial endpoint beside it (`GET /ping`, `health.ping`), the gateway mounted; works with this
+    checkout and with one from before the demo moved to its own package (`--compare`)."""
+    try:
+        from demo import create_app
+    except ImportError:
+        from gateway.demo import create_app  # type: ignore[no-redef, import-not-found]
+    from gateway import Gateway
 
     app = create_app()
+
+    @app.get("/ping", tags=["health"], operation_id="ping")
+    async def ping() -> dict[str, bool]:
+        return {"pong": True}
+
     Gateway(app=app, whoami="users.get_current_user", tools=[PROMOTED]).mount(app, "/mcp")
     return app
 
@@ -188,6 +198,12 @@ class Side:
     port: int
     request: Callable[[int], bytes]
     prepare: Callable[[int], None] = lambda count: None
+    #: What a good answer holds.
+    expect: bytes = b'"customer_id'
+
+    def check(self, status: int, body: bytes) -> str | None:
+        """What is wrong with an answer (None when it is good)."""
+        return check(status, body, self.expect)
 
 
 @dataclass(kw_only=True)
@@ -221,16 +237,22 @@ class BenchError(Exception):
 
 @contextmanager
 def running(
-    python: Path | str, kind: ServerKind, profile: Path | None, cpu: int | None, stack: str = "shipped"
+    python: Path | str,
+    kind: ServerKind,
+    profile: Path | None,
+    cpu: int | None,
+    stack: str = "shipped",
+    root: Path = REPO,
 ) -> Iterator[int]:
-    """Start a server process; yields its port and stops it on exit (`SERVER_PIDS` maps the port to its pid)."""
+    """Start a server process serving the checkout at `root`; yields its port and stops it on exit (`SERVER_PIDS`
+    maps the port to its pid)."""
     command = [str(python), str(Path(__file__).resolve()), "--server", kind, "--stack", stack]
     if profile is not None:
         command += ["--profile", str(profile)]
     if cpu is not None:
         command += ["--server-cpu", str(cpu)]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONDONTWRITEBYTECODE": "1"}
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=REPO, env=env)
+    env = {**os.environ, "PYTHONPATH": str(root), "PYTHONDONTWRITEBYTECODE": "1"}
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=root, env=env)
     assert process.stdout is not None and process.stdin is not None
     try:
         line = process.stdout.readline()
@@ -254,10 +276,10 @@ def _tool_call(name: str, arguments: dict[str, Any]) -> bytes:
     return json.dumps(message).encode()
 
 
-def check(status: int, body: bytes) -> str | None:
-    """What is wrong with an answer (None when it is a good order 3). An SSE answer carries the same JSON-RPC
-    message after "data: "; a substring check serves both."""
-    if status != 200 or b'"customer_id' not in body or b'"isError":true' in body:
+def check(status: int, body: bytes, expect: bytes = b'"customer_id') -> str | None:
+    """What is wrong with an answer (None when it holds `expect`: by default, a good order 3). An SSE answer carries
+    the same JSON-RPC message after "data: "; a substring check serves both."""
+    if status != 200 or expect not in body or b'"isError":true' in body:
         return f"HTTP {status}: {body[:300]!r}"
     return None
 
@@ -275,27 +297,48 @@ def server_cpu_seconds(port: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def sides(ours: int, fastmcp: int | None) -> list[Side]:
-    """The calls to compare, after one good answer from each (a fast failure beats a table of errors)."""
-    from demo import ADMIN_KEY
-
+def _ours_sides(port: int, label: str) -> list[Side]:
+    """The direct REST calls and the MCP calls of one of our servers: order 3, and the trivial `GET /ping`."""
     mcp_headers = {
         "content-type": "application/json",
         "accept": "application/json, text/event-stream",
         "mcp-protocol-version": PROTOCOL_VERSION,
     }
-    host = f"{HOST}:{ours}"
+    host = f"{HOST}:{port}"
     bearer = {"authorization": f"Bearer {ADMIN_KEY}"}
-    rest = request_bytes("GET", host, f"/orders/{ORDER_ID}", bearer)
     call = _tool_call("call_function", {"name": PROMOTED, "args": {"order_id": ORDER_ID}})
-    call_function = request_bytes("POST", host, "/mcp", {**mcp_headers, **bearer}, call)
-    promoted_body = _tool_call(PROMOTED.replace(".", "-"), {"order_id": ORDER_ID})
-    promoted = request_bytes("POST", host, "/mcp", {**mcp_headers, **bearer}, promoted_body)
-    result = [
-        Side(name="REST GET /orders/3 (direct)", port=ours, request=lambda n: rest),
-        Side(name="ours call_function", port=ours, request=lambda n: call_function),
-        Side(name="ours promoted tool", port=ours, request=lambda n: promoted),
+    promoted = _tool_call(PROMOTED.replace(".", "-"), {"order_id": ORDER_ID})
+    ping = _tool_call("call_function", {"name": "health.ping", "args": {}})
+    raw = {
+        "rest": request_bytes("GET", host, f"/orders/{ORDER_ID}", bearer),
+        "call": request_bytes("POST", host, "/mcp", {**mcp_headers, **bearer}, call),
+        "promoted": request_bytes("POST", host, "/mcp", {**mcp_headers, **bearer}, promoted),
+        "ping": request_bytes("GET", host, "/ping", bearer),
+        "ping_call": request_bytes("POST", host, "/mcp", {**mcp_headers, **bearer}, ping),
+    }
+    prefix = f"{label} " if label else ""
+    return [
+        Side(name=f"{prefix}REST GET /orders/3 (direct)", port=port, request=lambda n: raw["rest"]),
+        Side(name=f"{prefix}ours call_function", port=port, request=lambda n: raw["call"]),
+        Side(name=f"{prefix}ours promoted tool", port=port, request=lambda n: raw["promoted"]),
+        Side(name=f"{prefix}REST GET /ping (trivial)", port=port, request=lambda n: raw["ping"], expect=b'"pong"'),
+        Side(name=f"{prefix}ours call_function ping", port=port, request=lambda n: raw["ping_call"], expect=b"pong"),
     ]
+
+
+ADMIN_KEY = "demo-key-alice"
+
+
+def sides(ours: int, fastmcp: int | None, before: int | None = None) -> list[Side]:
+    """The calls to compare, after one good answer from each (a fast failure beats a table of errors)."""
+    mcp_headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": PROTOCOL_VERSION,
+    }
+    result = _ours_sides(ours, "")
+    if before is not None:
+        result += _ours_sides(before, "before:")
     if fastmcp is not None:
         fm_host = f"{HOST}:{fastmcp}"
         fm_headers = {**mcp_headers, "x-api-key": ADMIN_KEY}
@@ -345,7 +388,7 @@ def sides(ours: int, fastmcp: int | None) -> list[Side]:
         client = Client(HOST, side.port)
         status, _, body = client.send(side.request(0))
         client.close()
-        problem = check(status, body)
+        problem = side.check(status, body)
         if problem is not None:
             raise BenchError(f"{side.name}: {problem}")
     return result
@@ -396,7 +439,7 @@ def measure_throughput(side: Side, concurrency: int, duration: float) -> float:
         HOST,
         side.port,
         [lambda n, i: side.request(n)] * concurrency,
-        lambda n, status, body: check(status, body),
+        lambda n, status, body: side.check(status, body),
         duration=duration,
     )
     if load.errors:
@@ -422,7 +465,7 @@ def render_table(rows: Sequence[Sequence[str]]) -> str:
 def report(results: Sequence[Result], args: argparse.Namespace) -> str:
     """The table, then one line per target of issue #15."""
     rest, ours, promoted = results[0], results[1], results[2]
-    competitors = results[3:]
+    competitors = [result for result in results if result.name.startswith("FastMCP")]
     best_fastmcp = max((r.calls_per_s() for r in competitors), default=None)
     header = [
         "side",
@@ -478,6 +521,23 @@ def report(results: Sequence[Result], args: argparse.Namespace) -> str:
     lines.append(
         f"target: call_function throughput >= {REST_THROUGHPUT_TARGET}x the REST endpoint's: {share:.2f}x ({met})"
     )
+    named = {result.name: result for result in results}
+    for now, trivial in (
+        ("ours call_function", "REST GET /orders/3 (direct)"),
+        ("ours call_function ping", "REST GET /ping (trivial)"),
+    ):
+        earlier = named.get(f"before: {now}")
+        if earlier is None:
+            continue
+        # What the gateway adds to its REST call, now and in the checkout compared with, each against its own
+        # direct call in the same run.
+        added_now = named[now].server_cpu_ms() - named[trivial].server_cpu_ms()
+        added_before = earlier.server_cpu_ms() - named[f"before: {trivial}"].server_cpu_ms()
+        lines.append(
+            f"compared with {args.compare}: {now} median {named[now].median_ms():.3f} ms vs "
+            f"{earlier.median_ms():.3f} ms ({named[now].median_ms() / earlier.median_ms():.2f}x); server CPU the "
+            f"gateway adds to the REST call {added_now:.3f} ms vs {added_before:.3f} ms"
+        )
     if best_fastmcp is not None:
         times = ours.calls_per_s() / best_fastmcp
         met = "met" if times >= FASTMCP_THROUGHPUT_TARGET else "NOT MET"
@@ -493,12 +553,18 @@ def run(args: argparse.Namespace) -> int:
     fastmcp_python = None if args.no_fastmcp else ensure_fastmcp()
     with ExitStack() as stack:
         ours = stack.enter_context(running(sys.executable, "ours", args.profile, args.server_cpu, args.stack))
+        before = None
+        if args.compare:
+            checkout = stack.enter_context(_worktree(args.compare))
+            before = stack.enter_context(
+                running(sys.executable, "ours", None, args.server_cpu, args.stack, root=checkout)
+            )
         fastmcp = (
             stack.enter_context(running(fastmcp_python, "fastmcp", None, args.server_cpu))
             if fastmcp_python is not None
             else None
         )
-        chosen = sides(ours, fastmcp)
+        chosen = sides(ours, fastmcp, before)
         results = {side.name: Result(name=side.name) for side in chosen}
         print(f"latency: {args.calls} calls per side ...", file=sys.stderr, flush=True)
         measure_latency(chosen, results, args.calls, args.warmup)
@@ -541,6 +607,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextmanager
+def _worktree(revision: str) -> Iterator[Path]:
+    """A checkout of `revision` beside this one (a git worktree in a temporary folder), removed afterwards."""
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="call-latency-")) / "checkout"
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(folder), revision], cwd=REPO, check=True, capture_output=True
+    )
+    try:
+        yield folder
+    finally:
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", str(folder)], cwd=REPO, check=False, capture_output=True
+        )
+
+
 def _default_cpus() -> tuple[int | None, int | None]:
     """The client's and the servers' CPU: the first two this process may use (none when it has only one)."""
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
@@ -552,6 +635,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     client_cpu, server_cpu = _default_cpus()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=2000, help="sequential calls per side for latency")
+    parser.add_argument(
+        "--compare",
+        metavar="REV",
+        default=None,
+        help="also serve the gateway of git revision REV (a worktree of it) and compare its call path with ours",
+    )
     parser.add_argument("--warmup", type=int, default=200, help="calls per side before measuring (not kept)")
     parser.add_argument("--concurrency", type=int, default=8, help="connections for throughput")
     parser.add_argument("--duration", type=float, default=3.0, help="seconds of load per side and round")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from catalog.builder import build_catalog, load_catalog
-    from catalog.composite import Caller, Composite, Concept, composite
+    from catalog.composite import Composite, Concept, Invoker, composite
     from catalog.errors import CatalogConfigError, CatalogError, DocumentError, SchemaTooLargeError, UnknownNameError
     from catalog.fetched import Fetched
     from catalog.loading import Document, DocumentWarning, load_document
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Arg",
-    "Caller",
     "Catalog",
     "CatalogConfigError",
     "CatalogError",
@@ -36,6 +35,7 @@ __all__ = [
     "DocumentWarning",
     "Fetched",
     "Function",
+    "Invoker",
     "Module",
     "SchemaTooLargeError",
     "SearchResult",
@@ -51,7 +51,7 @@ __all__ = [
 
 _HOMES = {
     "catalog.builder": ("build_catalog", "load_catalog"),
-    "catalog.composite": ("Caller", "Composite", "Concept", "composite"),
+    "catalog.composite": ("Composite", "Concept", "Invoker", "composite"),
     "catalog.errors": (
         "CatalogConfigError",
         "CatalogError",

@@ -10,12 +10,12 @@ from typing import Any, Protocol, get_type_hints
 
 from catalog.errors import CatalogConfigError
 
-__all__ = ["Caller", "Composite", "Concept", "composite"]
+__all__ = ["Composite", "Concept", "Invoker", "composite"]
 
 _SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
-class Caller(Protocol):
+class Invoker(Protocol):
     """Calls catalog functions with the credentials of the current request; composites and scripts use it."""
 
     async def call(self, name: str, args: Mapping[str, Any]) -> Any:
@@ -43,7 +43,7 @@ class Composite:
     module: str
     name: str
     summary: str
-    run: Callable[[Caller, Any], Awaitable[Any]]
+    run: Callable[[Invoker, Any], Awaitable[Any]]
     description: str = ""
     read_only: bool = False
     destructive: bool = False
@@ -77,15 +77,15 @@ def composite(
     description: str | None = None,
     read_only: bool = False,
     destructive: bool = False,
-) -> Callable[[Callable[[Caller, Any], Awaitable[Any]]], Composite]:
-    """Decorate `async def fn(call: Caller, args: In) -> Out` to make a Composite.
+) -> Callable[[Callable[[Invoker, Any], Awaitable[Any]]], Composite]:
+    """Decorate `async def fn(call: Invoker, args: In) -> Out` to make a Composite.
 
     The input and output schemas come from the type hints of `args` and of the return value (pydantic models,
     TypedDicts, dataclasses or plain types); the summary and description default to the docstring. Arguments
     that are not an object (`ids: list[int]`) are one argument named after the parameter (`{"ids": [1, 2]}`).
     """
 
-    def build(function: Callable[[Caller, Any], Awaitable[Any]]) -> Composite:
+    def build(function: Callable[[Invoker, Any], Awaitable[Any]]) -> Composite:
         from pydantic import TypeAdapter
 
         hints = get_type_hints(function)

@@ -131,7 +131,7 @@ class McpEndpoint:
         from mcp.server.lowlevel import Server
 
         from gateway.mcp import _sdk
-        from gateway.mcp.wire import surface_handlers
+        from gateway.mcp.wire import resource_prompt_handlers
 
         _sdk.warn_if_unsupported()
 
@@ -147,7 +147,7 @@ class McpEndpoint:
             on_call_tool=self._on_call_tool,
             # Lets the 2026-07-28 Mcp-Param-* header check find a schema without running tools/list per call.
             get_tool_input_schema=self._input_schema,
-            **surface_handlers(self.resources, self.prompts, self.caller_of),
+            **resource_prompt_handlers(self.resources, self.prompts, self.caller_of),
             **extra,
         )
 

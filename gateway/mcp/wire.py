@@ -2,9 +2,9 @@
 and the MCP SDK handlers of resources, prompts and completions (`ResourceSet` and `PromptSet` on the wire).
 
 `call_result` turns a `ToolResult` into the wire `CallToolResult` (camelCase JSON data); every path that answers a
-tool call (the SDK's handler, the HTTP transport's lean paths, tasks) encodes with it. `surface_handlers` gives the
-`on_*` keyword arguments of the SDK's low-level `Server`; registering a handler is what declares a capability
-(`resources` with `subscribe`, `prompts`, `completions`), so only what an endpoint serves is declared. A
+tool call (the SDK's handler, the HTTP transport's lean paths, tasks) encodes with it. `resource_prompt_handlers`
+gives the `on_*` keyword arguments of the SDK's low-level `Server`; registering a handler is what declares a
+capability (`resources` with `subscribe`, `prompts`, `completions`), so only what an endpoint serves is declared. A
 `RequestError` becomes JSON-RPC -32602 with its message and `data` (SEP-2164 puts the URI of an unknown resource
 there).
 """
@@ -26,7 +26,7 @@ from gateway.mcp.resources import ResourceContents, ResourceEntry, ResourceSet, 
 from gateway.mcp.toolspec import Content, ImageContent, TextContent, ToolResult, ToolSpec
 from gateway.policy import CallerPolicy
 
-__all__ = ["call_result", "content_block", "surface_handlers", "wire_result", "wire_tool"]
+__all__ = ["call_result", "content_block", "resource_prompt_handlers", "wire_result", "wire_tool"]
 
 CallerOf = Callable[[ServerRequestContext[Any]], CallerPolicy]
 """The caller policy of an SDK request (built once per request by the transport)."""
@@ -36,7 +36,9 @@ def _refused(error: RequestError) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=str(error), data=error.data or None)
 
 
-def surface_handlers(resources: ResourceSet | None, prompts: PromptSet | None, caller_of: CallerOf) -> dict[str, Any]:
+def resource_prompt_handlers(
+    resources: ResourceSet | None, prompts: PromptSet | None, caller_of: CallerOf
+) -> dict[str, Any]:
     """The `Server(...)` handler arguments for `resources` and `prompts` (either may be None: not served); each
     answers as the request's caller policy says."""
     handlers: dict[str, Any] = {}

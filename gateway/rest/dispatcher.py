@@ -23,7 +23,7 @@ from gateway.requests import RestContext
 from gateway.rest.request import HttpResponse, build_request
 from gateway.rest.transports import Transport
 
-__all__ = ["BoundCaller", "CallOutcome", "Dispatcher", "decode_body"]
+__all__ = ["BoundInvoker", "CallOutcome", "Dispatcher", "decode_body"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,7 +97,7 @@ class Dispatcher:
             with anyio.fail_after(timeout):
                 if function.composite is not None:
                     composite = function.composite
-                    value = await composite.run(BoundCaller(self, context), composite.decode(args))
+                    value = await composite.run(BoundInvoker(self, context), composite.decode(args))
                     return CallOutcome(function=function, value=composite.encode(value))
                 if self.transport is None:
                     raise ToolError(f"{function.name} cannot be called: the gateway has no app or upstream to call")
@@ -111,8 +111,8 @@ class Dispatcher:
             ) from None
 
 
-class BoundCaller:
-    """The `Caller` composites and scripts get: calls catalog functions with one request's credentials."""
+class BoundInvoker:
+    """The `Invoker` composites and scripts get: calls catalog functions with one request's credentials."""
 
     def __init__(self, dispatcher: Dispatcher, context: RestContext) -> None:
         self._dispatcher = dispatcher

@@ -18,6 +18,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
+from narrow import Narrow  # noqa: E402 - beside this module, on the trial's path
+
 #: A closed port on loopback: any provider base URL points here, so nothing ever leaves the machine.
 NOWHERE = "http://127.0.0.1:9"
 
@@ -75,6 +77,8 @@ class AppSpec:
     #: What the operator tells the gateway about effects, after `catalog check` listed the candidates:
     #: Gateway keyword arguments (`read_only`, `destructive`), given to serve and stdio as --read-only etc.
     effects: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: How the caller policy trial narrows a caller (scripts/real-apps/narrow.py); None: not tried on this app.
+    narrow: Narrow | None = None
     #: Where the gateway is mounted: /mcp as in the README, unless the app serves that path itself.
     mcp_path: str = "/mcp"
     #: A call the app itself fails on with an unhandled exception (REST: HTTP 500 from its error handler).
@@ -116,6 +120,13 @@ _NO_BLOCK_TYPE = {
 PREFECT = AppSpec(
     key="prefect",
     title="Prefect server (orchestration, SQLite)",
+    narrow=Narrow(
+        hide=("variables.*", "block_documents.*"),
+        hidden="variables.read_variables",
+        visible="root.health_check",
+        scopes={"read": ("flows.read_*", "flow_runs.read_*", "root.*"), "admin": ("*",)},
+        granted=("read",),
+    ),
     env=_prefect_env,
     build=_prefect_build,
     cli_ref="prefect.server.api.server:create_app",
@@ -367,6 +378,16 @@ def _dstack_build() -> Any:
 DSTACK = AppSpec(
     key="dstack",
     title="dstack server (dev environments, SQLite)",
+    narrow=Narrow(
+        hide=("secrets.*", "users.*_user", "backends.*"),
+        hidden="secrets.get_secret",
+        visible="projects.list_projects",
+        scopes={
+            "read": ("projects.list_*", "projects.get_*", "runs.list_*", "server.*", "users.get_my_user"),
+            "admin": ("*",),
+        },
+        granted=("read",),
+    ),
     env=_dstack_env,
     build=_dstack_build,
     cli_ref="dstack._internal.server.main:app",

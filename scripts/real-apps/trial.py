@@ -43,7 +43,7 @@ import tempfile
 import textwrap
 import time
 import traceback
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -655,13 +655,15 @@ async def trial(spec: AppSpec, tmp: Path) -> list[Check]:
         return rec.checks
     rec.add("build", f"the app builds ({type(app).__name__})", True)
     from gateway import Gateway
+    from gateway.options import Effects
 
     # The README's three lines.
     logging.getLogger("gateway").addHandler(_Collect())
     try:
-        gateway = Gateway(app=app, whoami=spec.whoami, **spec.effects)
+        gateway = Gateway(app=app, whoami=spec.whoami, effects=Effects(**spec.effects))
         catalog_checks(spec, gateway, app, rec)
         gateway.mount(app, spec.mcp_path)
+        narrowed = narrowed_gateways(spec, app) if spec.narrow is not None else []
     except Exception as error:
         rec.add("build", f"Gateway(app=app).mount(app, {spec.mcp_path!r})", False, f"{type(error).__name__}: {error}")
         return rec.checks
@@ -675,7 +677,87 @@ async def trial(spec: AppSpec, tmp: Path) -> list[Check]:
             await prefect_api_at_root(spec, rest, tmp, rec)
         if "prefect_basic_auth" in spec.extra:
             await prefect_basic_auth(spec, tmp, rec)
+        for narrowed_gateway in narrowed:
+            await way_narrow(spec, app, narrowed_gateway, rec)
     return rec.checks
+
+
+@dataclass
+class Narrowed:
+    """A gateway whose caller sees less than the app's whole API, mounted at `path`, probed with `token`."""
+
+    label: str
+    gateway: Any
+    path: str
+    hidden: list[str]
+    token: Callable[[], Awaitable[str | None]]
+
+
+def narrowed_gateways(spec: AppSpec, app: Any) -> list[Narrowed]:
+    """Two gateways with every path on, mounted beside the README's: one hiding `narrow.hide` from every caller,
+    one behind a real OAuth server whose scopes map to functions, probed with a token of a narrower scope."""
+    import fnmatch
+
+    from narrow import full_gateway, narrow_token, oauth_server
+
+    from gateway import Access
+
+    narrow = spec.narrow
+    if narrow is None:
+        return []
+    hiding = full_gateway(app, spec, narrow, Access(hide=narrow.hide), pages="narrow")
+    names = [function.name for function in hiding.catalog.functions()]
+
+    def matching(patterns: Sequence[str]) -> set[str]:
+        return {name for name in names if any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)}
+
+    hidden_by_hide = sorted(matching(narrow.hide))
+    reached = matching([pattern for scope in narrow.granted for pattern in narrow.scopes[scope]])
+    hidden_by_scope = sorted(set(names) - reached)
+    server = oauth_server(list(narrow.scopes))
+    scoped = full_gateway(app, spec, narrow, Access(scopes=dict(narrow.scopes)), pages="oauth", auth=server.auth)
+
+    async def bearer() -> str | None:
+        return spec.bearer
+
+    async def token() -> str | None:
+        return await narrow_token(server, narrow.granted, spec.rest_headers)
+
+    hiding.mount(app, "/narrow-mcp")
+    scoped.mount(app, "/oauth-mcp")
+    return [
+        Narrowed("narrow:hide", hiding, "/narrow-mcp", _with_tools(hidden_by_hide), bearer),
+        Narrowed("narrow:scopes", scoped, "/oauth-mcp", _with_tools(hidden_by_scope), token),
+    ]
+
+
+def _with_tools(names: Sequence[str]) -> list[str]:
+    """Function names and the tool names promoting them would take (`module-function`)."""
+    return sorted({*names, *(name.replace(".", "-", 1) for name in names)})
+
+
+async def way_narrow(spec: AppSpec, app: Any, narrowed: Narrowed, rec: Recorder) -> None:
+    """Every path the narrowed gateway lets a caller reach, probed as that caller: none names a hidden function."""
+    from narrow import describe, probe_every_path
+
+    narrow = spec.narrow
+    if narrow is None:
+        return
+    await narrowed.gateway._start()
+    try:
+        enumerated, leaks, unprobed = await probe_every_path(
+            narrowed.gateway, app, narrowed.path, await narrowed.token(), narrow, narrowed.hidden
+        )
+    finally:
+        await narrowed.gateway._close()
+    rec.add(narrowed.label, f"{len(narrowed.hidden) // 2} functions hidden; paths: {describe(enumerated)}", True)
+    rec.add(narrowed.label, "every enumerated path has a probe", not unprobed, ", ".join(unprobed))
+    rec.add(
+        narrowed.label,
+        "no path shows the caller a function hidden from it",
+        not leaks,
+        "; ".join(f"{path}: {', '.join(found[:5])}" for path, found in leaks.items()),
+    )
 
 
 # Tables

@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from catalog.builder import build_catalog
-from catalog.composite import Caller, Composite, composite
+from catalog.composite import Composite, Invoker, composite
 from catalog.errors import SchemaTooLargeError
 from catalog.loading import load_document
 from catalog.model import Catalog
@@ -26,7 +26,7 @@ from gateway.errors import ArgumentError, RestError, ToolError
 from gateway.limits import CALL_TIMEOUT
 from gateway.observability import Observer
 from gateway.requests import RequestInfo, RestContext
-from gateway.rest.dispatcher import BoundCaller, Dispatcher, decode_body
+from gateway.rest.dispatcher import BoundInvoker, Dispatcher, decode_body
 from gateway.rest.request import HttpResponse
 from gateway.rest.transports import AsgiTransport
 
@@ -65,7 +65,7 @@ def api() -> FastAPI:
 
 
 @composite("reports", summary="An item and its owner in one answer")
-async def item_card(caller: Caller, args: dict[str, Any]) -> dict[str, Any]:
+async def item_card(caller: Invoker, args: dict[str, Any]) -> dict[str, Any]:
     item = await caller.call("items.get_item", {"item_id": args["item_id"]})
     owner = await caller.call("items.get_owner", {"item_id": args["item_id"]})
     return {"item": item, "owner": owner["owner"], "calls": getattr(caller, "calls", None)}
@@ -270,7 +270,7 @@ async def test_a_composite_runs_its_parts_with_the_callers_headers_and_answers_a
 
 async def test_a_composite_gets_its_arguments_decoded_and_its_value_encoded() -> None:
     @composite("reports", summary="The owner's name, upper-cased")
-    async def shouting_owner(caller: Caller, item_id: int) -> str:
+    async def shouting_owner(caller: Invoker, item_id: int) -> str:
         owner = await caller.call("items.get_owner", {"item_id": item_id})
         return str(owner["owner"])
 
@@ -280,7 +280,7 @@ async def test_a_composite_gets_its_arguments_decoded_and_its_value_encoded() ->
 
 
 async def test_the_bound_caller_counts_its_calls_and_decodes_each_answer() -> None:
-    caller = BoundCaller(dispatcher(), KEYED)
+    caller = BoundInvoker(dispatcher(), KEYED)
     assert caller.calls == 0
     assert await caller.call("items.get_owner", {"item_id": 1}) == {"owner": "owner-1"}
     assert (await caller.call("items.get_item", {"item_id": 2}))["key"] == "k-123"
@@ -288,7 +288,7 @@ async def test_the_bound_caller_counts_its_calls_and_decodes_each_answer() -> No
 
 
 async def test_the_bound_caller_raises_the_apis_error_status_with_its_body() -> None:
-    caller = BoundCaller(dispatcher(), KEYED)
+    caller = BoundInvoker(dispatcher(), KEYED)
     with pytest.raises(RestError) as raised:
         await caller.call("items.get_owner", {"item_id": 404})
     assert (raised.value.status, raised.value.body) == (404, {"detail": "no such item"})
@@ -296,7 +296,7 @@ async def test_the_bound_caller_raises_the_apis_error_status_with_its_body() -> 
 
 
 async def test_the_bound_caller_refuses_unknown_names_and_bad_arguments_and_counts_them() -> None:
-    caller = BoundCaller(dispatcher(), KEYED)
+    caller = BoundInvoker(dispatcher(), KEYED)
     with pytest.raises(ToolError, match=r"Unknown function 'items\.nope'"):
         await caller.call("items.nope", {})
     with pytest.raises(ArgumentError):

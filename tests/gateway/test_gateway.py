@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from catalog.composite import Caller, Concept, composite
+from catalog.composite import Concept, Invoker, composite
 from catalog.errors import SchemaTooLargeError
 from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError, RestError, ToolError
@@ -465,7 +465,7 @@ class Summary(BaseModel):
 
 
 @composite("reports", summary="Count a customer's orders and what they spent")
-async def customer_summary(call: Caller, args: SummaryArgs) -> Summary:
+async def customer_summary(call: Invoker, args: SummaryArgs) -> Summary:
     page = await call.call("customers.list_customer_orders", {"customer_id": args.customer_id, "limit": 100})
     items = page["items"]
     return Summary(orders=len(items), spent_cents=sum(item["total_cents"] for item in items))

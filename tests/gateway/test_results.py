@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from catalog.composite import Caller, composite
+from catalog.composite import Invoker, composite
 from catalog.schemas import inline_refs
 from demo import ADMIN_KEY, create_app
 from gateway.gateway import Gateway
@@ -133,7 +133,7 @@ class Total(BaseModel):
 
 
 @composite("reports", summary="Add up the totals of some orders")
-async def orders_total(call: Caller, order_ids: list[int]) -> Total:
+async def orders_total(call: Invoker, order_ids: list[int]) -> Total:
     orders = [await call.call("orders.get_order", {"order_id": order_id}) for order_id in order_ids]
     return Total(orders=len(orders), total_cents=sum(order["total_cents"] for order in orders))
 

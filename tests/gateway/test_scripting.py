@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from catalog.builder import load_catalog
-from catalog.composite import Caller, composite
+from catalog.composite import Invoker, composite
 from catalog.model import Catalog
 from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError
@@ -49,7 +49,7 @@ class BoomArgs(BaseModel):
 
 
 @composite("reports", summary="A report whose code has a bug", read_only=True)
-async def broken_report(call: Caller, args: BoomArgs) -> dict[str, Any]:
+async def broken_report(call: Invoker, args: BoomArgs) -> dict[str, Any]:
     raise RuntimeError("the report's code has a bug")
 
 
