@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -14,6 +13,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from oauth.errors import StoreError
+from oauth.sqlite_file import connect
 from oauth.store import Clock, RecordKind
 
 __all__ = ["SqliteStore"]
@@ -33,8 +33,6 @@ CREATE INDEX IF NOT EXISTS oauth_records_expiry ON oauth_records (expires_at);
 """
 _REPLACE = "INSERT OR REPLACE INTO oauth_records (kind, key, value, expires_at, claimed) VALUES (?, ?, ?, ?, 0)"
 _PURGE_EVERY = 60.0
-#: How long a statement waits for another process's lock before failing.
-_BUSY_SECONDS = 10.0
 
 
 class SqliteStore:
@@ -55,11 +53,7 @@ class SqliteStore:
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
-            if self.path != ":memory:":
-                _create_private(Path(self.path))
-            db = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
-            _use_wal(db)
-            db.execute("PRAGMA synchronous=NORMAL")
+            db = connect(self.path)
             db.executescript(_SCHEMA)
             self._db = db
         return self._db
@@ -200,32 +194,6 @@ class SqliteStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-
-
-def _create_private(path: Path) -> None:
-    """Create the folders (0700) and the file (0600) of a new store, so that only its owner can read it;
-    existing ones are left as the operator made them."""
-    missing = [folder for folder in (path.parent, *path.parent.parents) if not folder.exists()]
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700, exist_ok=True)
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-    except FileExistsError:
-        pass
-
-
-def _use_wal(db: sqlite3.Connection) -> None:
-    """Switch the file to WAL journaling. The switch locks the whole file and SQLite does not wait for that lock
-    as it waits for others: when two processes open a new file at once, the second retries for a while."""
-    deadline = time.monotonic() + _BUSY_SECONDS
-    while True:
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as error:
-            if "locked" not in str(error) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
 
 
 def _load(text: str) -> dict[str, Any]:

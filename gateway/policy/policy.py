@@ -108,7 +108,7 @@ class Policy:
 
     def of(self, request: RequestInfo, caller: Caller | None = None) -> CallerPolicy:
         """The policy of the caller of `request` (`caller` when it was already made, e.g. an anonymous one)."""
-        return CallerPolicy(self, caller or Caller.of(request))
+        return CallerPolicy(self, request, caller)
 
     def instructions_of(self, view: View) -> str:
         """The server instructions for the functions of `view` (cached per distinct view)."""
@@ -125,15 +125,18 @@ class Policy:
 class CallerPolicy:
     """One caller's answers: which functions exist for it, what it may do, how much it may start."""
 
-    def __init__(self, policy: Policy, caller: Caller) -> None:
+    def __init__(self, policy: Policy, request: RequestInfo, caller: Caller | None = None) -> None:
         self.policy = policy
-        self.caller = caller
+        #: The MCP request this policy answers for.
+        self.request = request
+        if caller is not None:
+            self.__dict__["caller"] = caller
         self._me: tuple[Any] | None = None
 
-    @property
-    def request(self) -> RequestInfo:
-        """The MCP request this policy answers for."""
-        return self.caller.request
+    @functools.cached_property
+    def caller(self) -> Caller:
+        """Who is asking, made when a rule needs to know (a call without rules never does)."""
+        return Caller.of(self.request)
 
     @property
     def owner(self) -> str:

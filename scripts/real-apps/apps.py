@@ -262,6 +262,13 @@ _CHAT = {"model": "fake-gpt", "messages": [{"role": "user", "content": "Say hell
 LITELLM = AppSpec(
     key="litellm",
     title="LiteLLM proxy (LLM gateway, mock model, no DB)",
+    narrow=Narrow(
+        hide=("team_management.*", "scim.*", "budget_spend_tracking.*"),
+        hidden="team_management.block_team",
+        visible="health.readiness",
+        scopes={"models": ("model_management.model_list", "health.*"), "admin": ("*",)},
+        granted=("models",),
+    ),
     env=_litellm_env,
     build=_litellm_build,
     cli_ref="litellm.proxy.proxy_server:app",

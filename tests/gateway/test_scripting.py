@@ -336,14 +336,15 @@ async def test_two_callers_run_scripts_at_the_same_time(shop: tuple[FastAPI, Gat
 
 
 async def test_a_script_that_finds_no_slot_is_told_to_retry_shortly() -> None:
-    app, gateway = make_gateway(ScriptConfig(limits=ScriptLimits(timeout=2.0, max_concurrent=1, slot_wait=0.1)))
+    app, gateway = make_gateway(ScriptConfig(limits=ScriptLimits(timeout=4.0, max_concurrent=1, slot_wait=0.1)))
     async with (
         running(gateway),
         connect(app) as admin,
         connect(app, key=MEMBER_KEY) as member,
         anyio.create_task_group() as tg,
     ):
-        tg.start_soon(run_script, admin, "await api.debug.slow({seconds: 0.5}); 1")
+        # long enough that the second script still finds the slot taken on a loaded machine
+        tg.start_soon(run_script, admin, "await api.debug.slow({seconds: 1.5}); 1")
         await _until(lambda: bool(gateway.scripts and gateway.scripts.sandbox.busy_pids))
         busy = await run_script(member, "1")
     assert busy.is_error and "retry shortly" in text(busy)

@@ -36,7 +36,7 @@ from gateway.errors import LimitError
 from gateway.limits import CALL_TIMEOUT
 from gateway.mcp import _sdk
 from gateway.mcp.tasks.config import TaskConfig
-from gateway.mcp.tasks.store import TaskStore, open_task_store
+from gateway.mcp.tasks.store import TaskStore, TaskStoreError, open_task_store
 from gateway.mcp.wire import call_result
 from gateway.policy import CallerPolicy, Lease
 
@@ -59,6 +59,8 @@ _PAGE: Final = 50
 _CORE_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 #: Tools that only read the catalog answer at once: a task would add nothing.
 _INSTANT: Final = frozenset({"search_functions", "describe_function", "explain_term"})
+#: Seconds the calls still running when the gateway stops get to record their end.
+_CLOSING: Final = 5.0
 
 
 def _iso(seconds: float) -> str:
@@ -103,9 +105,14 @@ class Tasks:
         server.middleware.append(self._middleware)
 
     async def aclose(self) -> None:
-        """Cancel the calls still running here and close the store when the gateway opened it."""
-        for task in list(self._running.values()):
+        """Cancel the calls still running here, let each record its end, and close the store when the gateway
+        opened it."""
+        running = list(self._running.values())
+        for task in running:
             task.cancel()
+        if running:
+            with anyio.move_on_after(_CLOSING):
+                await asyncio.gather(*running, return_exceptions=True)
         if self._owns_store:
             await self.store.aclose()
 
@@ -288,6 +295,9 @@ class Tasks:
                     await self._tell(task_id, record)
                 elif record is not None and record["status"] == "cancelled":
                     await self._tell(task_id, record)  # cancelled by a tasks/cancel another instance served
+        except TaskStoreError:
+            # Boundary: the call has ended either way; its task expires in the store with its ttl.
+            logger.exception("the end of task %s (%s) could not be recorded", task_id, status)
         finally:
             self._listeners.pop(task_id, None)
             self._running.pop(task_id, None)

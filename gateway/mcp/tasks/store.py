@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sqlite3
 import threading
 import time
@@ -23,6 +22,7 @@ from typing import Any, Protocol, TypeVar
 import anyio.to_thread
 
 from gateway.errors import ConfigError, GatewayError
+from oauth.sqlite_file import connect
 
 __all__ = ["Clock", "RedisTaskStore", "SqliteTaskStore", "TaskStore", "TaskStoreError", "open_task_store"]
 
@@ -90,7 +90,6 @@ CREATE INDEX IF NOT EXISTS gateway_tasks_owner ON gateway_tasks (owner, expires_
 CREATE INDEX IF NOT EXISTS gateway_tasks_expiry ON gateway_tasks (expires_at);
 """
 _PURGE_EVERY = 60.0
-_BUSY_SECONDS = 10.0
 
 
 class SqliteTaskStore:
@@ -102,18 +101,12 @@ class SqliteTaskStore:
         self._clock = clock or time.time
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
+        self._closed = False
         self._purged_at = 0.0
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
-            if self.path != ":memory:":
-                folder = Path(self.path).parent
-                folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-                if not Path(self.path).exists():
-                    os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-            db = sqlite3.connect(self.path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
-            if self.path != ":memory:":
-                db.execute("PRAGMA journal_mode=WAL")
+            db = connect(self.path)
             db.executescript(_SCHEMA)
             self._db = db
         return self._db
@@ -121,6 +114,8 @@ class SqliteTaskStore:
     async def _in_thread(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         def run() -> _T:
             with self._lock:
+                if self._closed:
+                    raise TaskStoreError(f"the SQLite task store {self.path!r} is closed; the gateway has stopped")
                 try:
                     return work(self._connection())
                 except sqlite3.Error as error:
@@ -209,10 +204,17 @@ class SqliteTaskStore:
         return [row[0] for row in rows]
 
     async def aclose(self) -> None:
-        """See `TaskStore.aclose`."""
-        db, self._db = self._db, None
-        if db is not None:
-            await anyio.to_thread.run_sync(db.close)
+        """See `TaskStore.aclose`: after any statement running in a worker thread, never during one (a SQLite
+        connection closed under a running statement takes the process down)."""
+
+        def close() -> None:
+            with self._lock:
+                self._closed = True
+                if self._db is not None:
+                    self._db.close()
+                    self._db = None
+
+        await anyio.to_thread.run_sync(close)
 
 
 # Redis: the task under `{prefix}task:{owner}:{id}` (JSON, with the task's expiry), its claim beside it, and the
@@ -228,6 +230,20 @@ local left = redis.call('PTTL', index)
 if left < 0 or now + left < expires_ms then redis.call('PEXPIREAT', index, expires_ms) end
 return 1
 """
+# The task's creation time stays; the index lives as long as its longest-lived task.
+_PUT = """
+local index, key, claim = KEYS[1], KEYS[2], KEYS[3]
+local now, expires_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
+local created = now
+local old = redis.call('GET', key)
+if old then created = cjson.decode(old)['created'] end
+local text = '{"created":' .. string.format('%d', created) .. ',"record":' .. ARGV[3] .. '}'
+redis.call('SET', key, text, 'PXAT', expires_ms)
+redis.call('ZADD', index, expires_ms, ARGV[4])
+redis.call('PEXPIREAT', claim, expires_ms)
+local left = redis.call('PTTL', index)
+if left < 0 or now + left < expires_ms then redis.call('PEXPIREAT', index, expires_ms) end
+"""
 
 
 class RedisTaskStore:
@@ -238,6 +254,7 @@ class RedisTaskStore:
         self.prefix = prefix
         self._clock = clock or time.time
         self._create = client.register_script(_CREATE)
+        self._put = client.register_script(_PUT)
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "mcp-gateway:", clock: Clock | None = None) -> RedisTaskStore:
@@ -281,16 +298,16 @@ class RedisTaskStore:
         return _load(text)["record"] if text is not None else None
 
     async def put(self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float) -> None:
-        """See `TaskStore.put`."""
+        """See `TaskStore.put`: one script, atomic on the server."""
         key = self._key(owner, task_id)
-        text = await self._call("read a task", self.client.get(key))
-        created = _load(text)["created"] if text is not None else math.floor(self._clock() * 1000)
-        expires_ms = max(math.ceil(expires_at * 1000), math.floor(self._clock() * 1000) + 1)
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.set(key, json.dumps({"created": created, "record": record}), pxat=expires_ms)
-            pipe.zadd(self._index(owner), {task_id: expires_ms})
-            pipe.pexpireat(f"{key}:claim", expires_ms)
-            await self._call("write a task", pipe.execute())
+        now_ms = math.floor(self._clock() * 1000)
+        expires_ms = max(math.ceil(expires_at * 1000), now_ms + 1)
+        await self._call(
+            "write a task",
+            self._put(
+                keys=[self._index(owner), key, f"{key}:claim"], args=[now_ms, expires_ms, json.dumps(record), task_id]
+            ),
+        )
 
     async def claim(self, owner: str, task_id: str) -> tuple[dict[str, Any] | None, bool]:
         """See `TaskStore.claim`: SET NX on the task's claim key."""

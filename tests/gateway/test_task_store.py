@@ -1,0 +1,234 @@
+"""One contract, every task store: SQLite (a file two instances share) and Redis (a real redis-server)."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+import redis.asyncio as redis
+
+from gateway.errors import ConfigError
+from gateway.mcp.tasks.store import RedisTaskStore, SqliteTaskStore, TaskStore, TaskStoreError, open_task_store
+from tests.oauth.conftest import (
+    FakeClock,
+    redis_url,  # noqa: F401 - the session's redis-server fixture
+)
+
+pytestmark = pytest.mark.anyio
+
+HOUR = 3600.0
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class ServerClock(FakeClock):
+    """The real clock, for a store whose server keeps the time (Redis expires keys itself): time passes by waiting."""
+
+    @property
+    def now(self) -> float:
+        return time.time()
+
+    @now.setter
+    def now(self, value: float) -> None:
+        pass
+
+    def advance(self, seconds: float) -> None:
+        raise AssertionError("a server's clock cannot be moved; use TaskStoreContract.let_pass")
+
+
+class TaskStoreContract:
+    """The behaviour every `TaskStore` must have; subclasses say how to open two views of one store and how time
+    passes for it."""
+
+    lifetime = 60.0
+    """How long the short-lived tasks of the expiry tests live."""
+
+    def clock(self) -> FakeClock:
+        return FakeClock()
+
+    async def let_pass(self, clock: FakeClock, seconds: float) -> None:
+        clock.advance(seconds)
+
+    @asynccontextmanager
+    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
+        """Two stores over the same data, as two gateway instances would have."""
+        raise NotImplementedError
+        yield  # pragma: no cover
+
+    async def test_a_task_created_is_read_back_from_another_instance_by_its_owner_only(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            assert await one.create("alice", "t1", {"status": "working"}, expires_at=clock.now + HOUR, limit=5)
+            assert await two.get("alice", "t1") == {"status": "working"}
+            assert await two.get("bob", "t1") is None
+            assert await two.get("alice", "t2") is None
+
+    async def test_a_task_is_gone_once_it_expires(self) -> None:
+        clock = self.clock()
+        async with self.stores(clock) as (one, two):
+            await one.create("alice", "t1", {"n": 1}, expires_at=clock.now + self.lifetime, limit=5)
+            await self.let_pass(clock, self.lifetime / 4)
+            assert await two.get("alice", "t1") == {"n": 1}
+            assert await two.ids("alice") == ["t1"]
+            await self.let_pass(clock, self.lifetime)
+            assert await two.get("alice", "t1") is None
+            assert await two.ids("alice") == []
+            assert await two.claim("alice", "t1") == (None, False)
+
+    async def test_an_owners_tasks_are_listed_newest_first_and_no_one_elses(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            for index in range(4):
+                await (one, two)[index % 2].create(
+                    "alice", f"t{index}", {"n": index}, expires_at=clock.now + HOUR - index, limit=10
+                )
+                clock.advance(1)
+            await one.create("bob", "b1", {}, expires_at=clock.now + HOUR, limit=10)
+            assert await two.ids("alice") == ["t3", "t2", "t1", "t0"]
+            assert await one.ids("bob") == ["b1"]
+            assert await one.ids("carol") == []
+
+    async def test_an_owner_keeps_at_most_its_limit_even_when_creations_race(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            created: list[bool] = []
+
+            async def create(store: TaskStore, index: int) -> None:
+                created.append(await store.create("alice", f"t{index}", {}, expires_at=clock.now + HOUR, limit=3))
+
+            async with anyio.create_task_group() as tg:
+                for index in range(12):
+                    tg.start_soon(create, (one, two)[index % 2], index)
+            assert sorted(created) == [False] * 9 + [True] * 3
+            assert len(await one.ids("alice")) == 3
+            assert await one.create("bob", "b", {}, expires_at=clock.now + HOUR, limit=3)
+
+    async def test_a_place_comes_back_when_a_task_expires(self) -> None:
+        clock = self.clock()
+        async with self.stores(clock) as (one, two):
+            assert await one.create("alice", "old", {}, expires_at=clock.now + self.lifetime, limit=1)
+            assert not await two.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1)
+            await self.let_pass(clock, self.lifetime * 1.25)
+            assert await two.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1)
+            assert await one.ids("alice") == ["new"]
+
+    async def test_only_the_first_claim_is_first_even_when_claims_race(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            await one.create("alice", "t", {"status": "working"}, expires_at=clock.now + HOUR, limit=5)
+            results: list[bool] = []
+
+            async def claim(store: TaskStore) -> None:
+                record, first = await store.claim("alice", "t")
+                assert record == {"status": "working"}
+                results.append(first)
+
+            async with anyio.create_task_group() as tg:
+                for index in range(20):
+                    tg.start_soon(claim, (one, two)[index % 2])
+            assert sorted(results) == [False] * 19 + [True]
+            assert await one.claim("alice", "missing") == (None, False)
+            assert await one.claim("bob", "t") == (None, False)
+
+    async def test_a_put_replaces_the_record_and_its_expiry_and_keeps_the_claim(self) -> None:
+        clock = self.clock()
+        async with self.stores(clock) as (one, two):
+            await one.create("alice", "t", {"status": "working"}, expires_at=clock.now + self.lifetime, limit=5)
+            assert (await one.claim("alice", "t"))[1] is True
+            await two.put("alice", "t", {"status": "completed"}, expires_at=clock.now + HOUR)
+            assert await one.get("alice", "t") == {"status": "completed"}
+            assert (await two.claim("alice", "t"))[1] is False
+            await self.let_pass(clock, self.lifetime * 1.5)
+            assert await one.get("alice", "t") == {"status": "completed"}
+            assert await one.ids("alice") == ["t"]
+
+
+class TestSqliteTaskStore(TaskStoreContract):
+    @pytest.fixture(autouse=True)
+    def _folder(self, tmp_path: Path) -> None:
+        self.path = tmp_path / "state" / "tasks.db"
+
+    @asynccontextmanager
+    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
+        one, two = SqliteTaskStore(self.path, clock=clock), SqliteTaskStore(self.path, clock=clock)
+        try:
+            yield one, two
+        finally:
+            await one.aclose()
+            await two.aclose()
+
+    async def test_the_file_is_the_owners_alone_in_a_folder_it_made(self) -> None:
+        async with self.stores(FakeClock()) as (one, _):
+            await one.ids("alice")
+        assert self.path.stat().st_mode & 0o777 == 0o600
+        assert self.path.parent.stat().st_mode & 0o777 == 0o700
+
+    async def test_closing_while_statements_run_waits_for_them_and_later_use_says_the_store_is_closed(self) -> None:
+        clock = FakeClock()
+        store = SqliteTaskStore(":memory:", clock=clock)
+        await store.create("alice", "t", {}, expires_at=clock.now + HOUR, limit=5)
+        outcomes: list[str] = []
+
+        async def read() -> None:
+            try:
+                outcomes.append("read" if await store.get("alice", "t") == {} else "wrong")
+            except TaskStoreError as error:
+                outcomes.append(str(error))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(50):
+                tg.start_soon(read)
+            tg.start_soon(store.aclose)
+        closed = "the SQLite task store ':memory:' is closed; the gateway has stopped"
+        assert set(outcomes) <= {"read", closed} and len(outcomes) == 50
+        with pytest.raises(TaskStoreError, match=re.escape(closed)):
+            await store.get("alice", "t")
+
+
+class TestRedisTaskStore(TaskStoreContract):
+    lifetime = 0.4
+
+    def clock(self) -> FakeClock:
+        return ServerClock()
+
+    async def let_pass(self, clock: FakeClock, seconds: float) -> None:
+        await anyio.sleep(seconds)
+
+    @pytest.fixture(autouse=True)
+    def _server(self, redis_url: str, request: pytest.FixtureRequest) -> None:  # noqa: F811
+        self.url = redis_url
+        self.prefix = f"test-{request.node.name}:"
+
+    @asynccontextmanager
+    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
+        one = RedisTaskStore(redis.Redis.from_url(self.url, decode_responses=True), prefix=self.prefix, clock=clock)
+        two = RedisTaskStore(redis.Redis.from_url(self.url, decode_responses=True), prefix=self.prefix, clock=clock)
+        try:
+            yield one, two
+        finally:
+            await one.aclose()
+            await two.aclose()
+
+    async def test_a_server_that_does_not_answer_is_a_task_store_error_naming_what_failed(self) -> None:
+        store = RedisTaskStore.from_url("redis://127.0.0.1:9/0")
+        with pytest.raises(TaskStoreError, match=r"^the Redis task store failed to read a task: ConnectionError"):
+            await store.get("alice", "t")
+        await store.aclose()
+
+
+def test_a_store_url_names_its_backend_and_anything_else_is_refused() -> None:
+    assert isinstance(open_task_store(None), SqliteTaskStore)
+    assert isinstance(open_task_store("tasks.db"), SqliteTaskStore)
+    assert open_task_store("sqlite:///var/tasks.db").path == "var/tasks.db"  # type: ignore[attr-defined]
+    assert isinstance(open_task_store("redis://127.0.0.1:6379/0"), RedisTaskStore)
+    for url in ("postgres://db/tasks", "sqlite:///"):
+        with pytest.raises(ConfigError, match=r"give redis://host:port/db or a SQLite file path"):
+            open_task_store(url)
