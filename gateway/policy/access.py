@@ -179,10 +179,13 @@ class Visibility:
 
 
 def scope_map(items: Sequence[str]) -> dict[str, list[str]]:
-    """`SCOPE=PATTERN` items (as `--scope` takes them) as a scope map; ConfigError for an item of another shape."""
+    """`SCOPE=PATTERN` items (as `--scope` takes them) as a scope map; ConfigError for an item of another shape.
+
+    The pattern follows the last `=`: a scope token may hold one (RFC 6749 §3.3), a function name never does.
+    """
     scopes: dict[str, list[str]] = {}
     for item in items:
-        scope, _, pattern = item.partition("=")
+        scope, _, pattern = item.rpartition("=")
         if not scope.strip() or not pattern.strip():
             raise ConfigError(
                 f"--scope takes SCOPE=PATTERN, e.g. orders:read=orders.get_*, not {item!r} (repeat it for more)"

@@ -172,6 +172,13 @@ def test_scope_items_map_each_scope_to_its_patterns() -> None:
             scope_map([item])
 
 
+def test_a_scope_item_may_name_a_scope_that_holds_an_equals_sign() -> None:
+    # RFC 6749 §3.3 allows '=' in a scope token; function names never hold one, so the pattern follows the last '='.
+    assert scope_map(["api=orders:read=orders.get_*"]) == {"api=orders:read": ["orders.get_*"]}
+    policy = Policy(shop(), access=Access(scopes=scope_map(["api=orders:read=orders.get_*"])))
+    assert names(policy.of(request(scopes=["api=orders:read"]))) == ["orders.get_order"]
+
+
 # The views the rules cut
 
 
