@@ -51,7 +51,7 @@ class Budget:
         per_caller_option: str,
         advice: str,
         overall: int | None = None,
-        overall_option: str = "",
+        overall_option: str = "",  # pragma: no mutate
         overall_advice: str = "retry shortly",
     ) -> None:
         self.what = what
