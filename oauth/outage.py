@@ -4,9 +4,9 @@ A store that fails says so with an exception carrying `detail` (which store, wha
 (the server or the file could not be reached at all). The first failure of an outage is logged as an error;
 later ones are only counted (`OutageListener.store_failure`), until an operation succeeds with no failure for
 `settle` seconds, which is logged as the recovery with how long it lasted and how many operations failed. While
-the store is unreachable, operations are refused at once for a while instead of each waiting on a dead server
-(`refused`): from `first_retry` seconds, doubling up to `longest_retry`, so a store that comes back is used again
-within `longest_retry`.
+the store is unreachable, operations are refused at once instead of each waiting on a dead or silent server: the
+next attempt is due after `first_retry` seconds, doubling up to `longest_retry`, and only one operation at a time
+makes it; so a store that comes back is used again within `longest_retry` (plus one attempt's time).
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ class Outage:
         self._failures = 0
         self._retry_at = 0.0
         self._backoff = 0.0
+        self._trying = False
         self.last_detail = ""
 
     @property
@@ -122,19 +123,26 @@ class Outage:
         failures: type[BaseException],
         refusal: Callable[[str], BaseException],
     ) -> _T:
-        """Run `operation` unless the store is known unreachable and not yet due for another attempt (then raise
-        `refusal(detail)` at once, counted as a failure); `failures` it raises are counted, and a success is
-        noted."""
-        if self.refused():
+        """Run `operation` unless the store is known unreachable and not yet due for another attempt, or another
+        operation is trying it (then raise `refusal(detail)` at once, counted as a failure): while a store is
+        unreachable, one operation at a time finds out whether it is back. `failures` it raises are counted, and a
+        success is noted."""
+        trial = self._backoff > 0
+        if self.refused() or (trial and self._trying):
+            # Unreachable a moment ago, and not yet due (or another request is finding out): don't wait on it.
             self._failures += 1
             for listener in self.listeners:
                 _safely(listener.store_failure, self.name)
             raise refusal(f"{self.last_detail} (not tried again yet: the store was unreachable a moment ago)")
+        self._trying = self._trying or trial
         try:
             result = await operation()
         except failures as error:
             self.failed(error)  # type: ignore[arg-type]
             raise
+        finally:
+            if trial:
+                self._trying = False
         self.succeeded()
         return result
 

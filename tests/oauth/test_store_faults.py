@@ -241,3 +241,44 @@ def test_an_outage_is_logged_once_refuses_at_once_while_unreachable_and_ends_aft
         "the token store is back after 2.0 s; 8 operations failed meanwhile",
     ]
     assert seen == [("down", "token store"), *[("failure", "token store")] * 8, ("up", "token store")]
+
+
+async def test_while_a_store_is_unreachable_one_operation_at_a_time_finds_out_whether_it_is_back() -> None:
+    clock = FakeClock()
+    outage = Outage("token store", first_retry=0.1, clock=clock)
+    silent = StoreUnavailableError("Redis: TimeoutError: Timeout reading", unreachable=True)
+
+    async def fails() -> None:
+        raise silent
+
+    with pytest.raises(StoreUnavailableError):
+        await outage.guard(fails, StoreUnavailableError, lambda detail: StoreUnavailableError(detail, unreachable=True))
+    clock.advance(0.1)  # the next attempt is due
+    answered = anyio.Event()
+    outcomes: list[str] = []
+
+    async def waits_on_the_server() -> None:
+        await answered.wait()
+
+    async def operation() -> None:
+        try:
+            await outage.guard(
+                waits_on_the_server,
+                StoreUnavailableError,
+                lambda detail: StoreUnavailableError(detail, unreachable=True),
+            )
+            outcomes.append("tried")
+        except StoreUnavailableError as error:
+            outcomes.append(error.detail)
+
+    async with anyio.create_task_group() as group:
+        for _ in range(5):
+            group.start_soon(operation)
+        await anyio.wait_all_tasks_blocked()
+        assert (
+            outcomes
+            == ["Redis: TimeoutError: Timeout reading (not tried again yet: the store was unreachable a moment ago)"]
+            * 4
+        )
+        answered.set()
+    assert outcomes[-1] == "tried" and not outage.refused()
