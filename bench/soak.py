@@ -14,13 +14,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import secrets
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
-from urllib.parse import urlencode
 
 import anyio
 import httpx2
@@ -31,42 +29,9 @@ sys.path.insert(0, str(REPO))
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
-from demo import MEMBER_KEY  # noqa: E402
-from oauth._authlib import s256_challenge  # noqa: E402
-from tests.deploy.cluster import Cluster, running_cluster  # noqa: E402
-from tests.oauth.conftest import REDIRECT_URI, Browser, query  # noqa: E402
+from tests.deploy.cluster import Cluster, login, running_cluster  # noqa: E402
 
 CALLS = [("users.get_current_user", {}), ("products.list_products", {})]
-
-
-async def login(cluster: Cluster, web: httpx2.AsyncClient) -> str:
-    """An access token from the whole OAuth flow through the balancer."""
-    registered = await web.post(
-        f"{cluster.base}/register",
-        json={"redirect_uris": [REDIRECT_URI], "client_name": "soak", "token_endpoint_auth_method": "none"},
-    )
-    registered.raise_for_status()
-    client_id = registered.json()["client_id"]
-    verifier = secrets.token_urlsafe(48)
-    params = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": REDIRECT_URI,
-        "code_challenge": s256_challenge(verifier),
-        "code_challenge_method": "S256",
-        "scope": "mcp",
-    }
-    landed = await Browser(web, key=MEMBER_KEY).authorize(f"{cluster.base}/authorize?{urlencode(params)}")
-    form = {
-        "grant_type": "authorization_code",
-        "code": query(landed)["code"],
-        "client_id": client_id,
-        "redirect_uri": REDIRECT_URI,
-        "code_verifier": verifier,
-    }
-    tokens = await web.post(f"{cluster.base}/token", data=form)
-    tokens.raise_for_status()
-    return str(tokens.json()["access_token"])
 
 
 async def soak(options: argparse.Namespace, cluster: Cluster) -> int:
@@ -75,7 +40,9 @@ async def soak(options: argparse.Namespace, cluster: Cluster) -> int:
     samples: list[tuple[float, list[int]]] = []
     async with httpx2.AsyncClient(timeout=30) as web:
         # Registration is limited to 60 an hour per address: the clients share --logins logins.
-        tokens = [await login(cluster, web) for _ in range(min(options.logins, options.clients))]
+        tokens = [
+            (await login(cluster.base, web, name="soak")).access for _ in range(min(options.logins, options.clients))
+        ]
     start = time.monotonic()
     deadline = start + options.seconds
 

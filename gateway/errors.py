@@ -3,6 +3,8 @@
 GatewayError
 ├── ConfigError        construction was given something it cannot serve (says what to fix)
 ├── CredentialError    the caller's bearer token was rejected (answered as HTTP 401)
+├── UnavailableError   what checks the caller's credentials cannot answer now, through no fault of the caller's
+│                      (a token store that is down): answered as HTTP 503 with Retry-After, never a challenge
 ├── ToolError          a tool call failed in a way the agent can correct (isError result)
 │   ├── ArgumentError  arguments do not fit the function's input schema
 │   └── RestError      the REST API answered with an error status
@@ -24,6 +26,7 @@ __all__ = [
     "RequestError",
     "RestError",
     "ToolError",
+    "UnavailableError",
 ]
 
 
@@ -41,6 +44,18 @@ class CredentialError(GatewayError):
     def __init__(self, message: str = "invalid or missing credentials", *, www_authenticate: str = "Bearer") -> None:
         super().__init__(message)
         self.www_authenticate = www_authenticate
+
+
+class UnavailableError(GatewayError):
+    """The credentials cannot be checked now (a store is down): the server's trouble, not the caller's token.
+
+    The transport answers 503 with `Retry-After: retry_after` and the message, without a Bearer challenge, so a
+    client keeps its token and tries again instead of sending the person through a new login.
+    """
+
+    def __init__(self, message: str, *, retry_after: int = 5) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ToolError(GatewayError):

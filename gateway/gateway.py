@@ -28,6 +28,7 @@ from gateway.mcp.toolspec import ToolResult, ToolSpec
 from gateway.observability import MetricsPage, Observer
 from gateway.options import Additions, Effects, GatewayConfig, Observability, Output, Security, refuse_userinfo
 from gateway.policy import Access, Caller, CallerPolicy, Policy
+from gateway.readiness import Readiness
 from gateway.reference import ReferencePage, reference_page
 from gateway.requests import Peer, RequestInfo, RestContext
 from gateway.rest.context import RestContexts
@@ -232,6 +233,9 @@ class Gateway:
             prompts=self.prompts,
             observer=self.observer,
         )
+        #: Whether this instance can serve now (its state stores answer): `GET /ready` of `standalone()`; add the
+        #: OAuth server's check with `readiness.add(server.ready)`.
+        self.readiness = Readiness()
         #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
         self.tasks: Tasks | None = None
         if config.tasks is not None:
@@ -239,6 +243,8 @@ class Gateway:
 
             self.tasks = Tasks(config.tasks, self.endpoint)
             self.tasks.install()
+            self.tasks.outage.listeners.append(self.observer.stores)
+            self.readiness.add(self.tasks.store.probe)
             self.dispatcher.timeout_hint = (
                 f", or run it as a task, which may take {config.tasks.timeout:g} s: send the tools/call with "
                 '"task": {} in its params (MCP 2025-11-25 tasks), then poll tasks/get and read tasks/result'
@@ -397,7 +403,8 @@ class Gateway:
             await self._close()
 
     def standalone(self, path: str = "/mcp") -> Starlette:
-        """A Starlette app serving the MCP endpoint at `path`, running the wrapped app's lifespan; for uvicorn."""
+        """A Starlette app serving the MCP endpoint at `path`, running the wrapped app's lifespan; for uvicorn.
+        `GET /` answers while the process runs (liveness); `GET /ready` while it can serve (`readiness`)."""
 
         async def info(request: Request) -> JSONResponse:
             return JSONResponse(
@@ -409,7 +416,11 @@ class Gateway:
             async with self.lifespan():
                 yield
 
-        routes = [Route(path, self.asgi(), methods=["GET", "POST", "DELETE"]), Route("/", info)]
+        routes = [
+            Route(path, self.asgi(), methods=["GET", "POST", "DELETE"]),
+            Route("/", info),
+            Route("/ready", self.readiness, methods=["GET", "HEAD"]),
+        ]
         if self.reference_path is not None:
             routes.append(Route(self.reference_path, self.reference_app(), methods=["GET", "HEAD"]))
         if self.metrics_path is not None:

@@ -67,6 +67,8 @@ _SCRIPT_OUTCOMES: Final = frozenset(
 _KILLS: Final = frozenset({"result", "timeout", "memory", "stalled", "crashed"})
 _LOGIN_OUTCOMES: Final = frozenset({"accepted", "refused", "limited", "allowed", "denied"})
 _OAUTH_ENDPOINTS: Final = frozenset({"authorize", "token", "revoke", "register", "resource"})
+#: The stores whose outages are counted (`oauth.outage.Outage` names them).
+_STORES: Final = frozenset({"token store", "task store"})
 
 
 @functools.cache
@@ -94,7 +96,7 @@ class Metrics:
             import prometheus_client
         except ImportError:
             raise ConfigError(_MISSING_PROMETHEUS) from None
-        from prometheus_client import Counter, Histogram
+        from prometheus_client import Counter, Gauge, Histogram
 
         self._generate = prometheus_client.generate_latest
         self.content_type: str = prometheus_client.CONTENT_TYPE_LATEST
@@ -149,6 +151,18 @@ class Metrics:
             "mcp_gateway_oauth_refusals",
             "OAuth requests refused, by endpoint and OAuth error code (no_token for an MCP request without one).",
             ["endpoint", "error"],
+            registry=registry,
+        )
+        self.store_failures = Counter(
+            "mcp_gateway_store_failures",
+            "Operations of a state store that failed because it could not answer, by store (token, task).",
+            ["store"],
+            registry=registry,
+        )
+        self.store_up = Gauge(
+            "mcp_gateway_store_up",
+            "1 while a state store answers, 0 from its first failure until it answers again, by store (token, task).",
+            ["store"],
             registry=registry,
         )
 
@@ -242,6 +256,7 @@ class Observer:
             caller_key = caller_key.encode()
         self._key = caller_key or secrets.token_bytes(32)
         self.oauth = OAuthCounters(self)
+        self.stores = StoreCounters(self)
 
     def tool_call(self, tool: str, request: RequestInfo) -> ToolCall | _Unobserved:
         """The scope of one call of the known tool `tool`; report its result with `result(...)`."""
@@ -509,6 +524,39 @@ class OAuthCounters:
             metrics.oauth_refusals.labels(endpoint, error).inc()
         if logger.isEnabledFor(logging.INFO):
             _log({"event": "refusal", "endpoint": endpoint, "error": error})
+
+    def store_failure(self, store: str) -> None:
+        """See `StoreCounters.store_failure`."""
+        self._observer.stores.store_failure(store)
+
+    def store_state(self, store: str, up: bool) -> None:
+        """See `StoreCounters.store_state`."""
+        self._observer.stores.store_state(store, up)
+
+
+class StoreCounters:
+    """What the state stores report (`oauth.outage.OutageListener`): failed operations and outages, counted.
+
+    The outage itself is logged once by the store's `Outage`, not here."""
+
+    def __init__(self, observer: Observer) -> None:
+        self._observer = observer
+
+    def store_failure(self, store: str) -> None:
+        """An operation of `store` failed because the store could not answer."""
+        metrics = self._observer.metrics
+        if metrics is not None:
+            metrics.store_failures.labels(_store_label(store)).inc()
+
+    def store_state(self, store: str, up: bool) -> None:
+        """`store` went down or came back."""
+        metrics = self._observer.metrics
+        if metrics is not None:
+            metrics.store_up.labels(_store_label(store)).set(1 if up else 0)
+
+
+def _store_label(store: str) -> str:
+    return store.removesuffix(" store") if store in _STORES else "other"
 
 
 def _log(fields: dict[str, object]) -> None:

@@ -34,7 +34,7 @@ from starlette.types import Receive, Scope, Send
 
 from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term
-from gateway.errors import CredentialError
+from gateway.errors import CredentialError, UnavailableError
 from gateway.mcp.prompts import Prompt
 from gateway.mcp.resources import Resource, ResourceTemplate
 from gateway.mcp.toolspec import ToolSpec
@@ -465,6 +465,10 @@ class ReferencePage:
             await _respond(
                 send, 401, [*challenge, (b"content-type", b"text/plain; charset=utf-8")], str(error).encode()
             )
+            return
+        except UnavailableError as error:
+            retry = [(b"retry-after", str(error.retry_after).encode())]
+            await _respond(send, 503, [*retry, (b"content-type", b"text/plain; charset=utf-8")], str(error).encode())
             return
         page = await self.rendered(caller)
         headers = dict(scope.get("headers") or [])

@@ -9,7 +9,15 @@ from __future__ import annotations
 from oauth.app import OAuthServer
 from oauth.cimd import ClientDocuments, FetchBudgets
 from oauth.config import OAuthConfig, PreregisteredClient
-from oauth.errors import ConfigError, LoginError, OAuthError, ProtocolError, StoreError, TokenError
+from oauth.errors import (
+    ConfigError,
+    LoginError,
+    OAuthError,
+    ProtocolError,
+    StoreError,
+    StoreUnavailableError,
+    TokenError,
+)
 from oauth.grants import Principal
 from oauth.login import ApiKeyLogin, Login, SessionLogin, bearer_headers
 from oauth.store import TokenStore, open_store
@@ -31,6 +39,7 @@ __all__ = [
     "SessionLogin",
     "SqliteStore",
     "StoreError",
+    "StoreUnavailableError",
     "TokenError",
     "TokenStore",
     "bearer_headers",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -10,15 +11,20 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from oauth import pages
 from oauth._crypto import Sealer, derive_key
+from oauth._http import error_response
 from oauth.authorize import Authorization
 from oauth.cimd import ClientDocuments
 from oauth.clients import ClientRegistry
 from oauth.config import OAuthConfig
+from oauth.errors import ErrorCode, ProtocolError, StoreError, StoreUnavailableError
+from oauth.events import Endpoint as EndpointName
 from oauth.events import Events, OAuthEvents
 from oauth.grants import Grants
 from oauth.login import ApiKeyLogin, Login
 from oauth.metadata import resource_metadata, resource_metadata_paths, server_metadata, server_metadata_paths
+from oauth.outage import Outage, WatchedStore
 from oauth.registration import RegistrationEndpoint
 from oauth.resource import ResourceGuard
 from oauth.revoke import RevocationEndpoint
@@ -27,6 +33,8 @@ from oauth.store_sqlite import SqliteStore
 from oauth.token import TokenEndpoint
 
 __all__ = ["OAuthServer"]
+
+logger = logging.getLogger(__name__)
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
@@ -48,6 +56,50 @@ def _cors(endpoint: Endpoint) -> Endpoint:
         return response
 
     return handle
+
+
+def _store_faults(endpoint: Endpoint, name: EndpointName, events: Events) -> Endpoint:
+    """`endpoint`, answering a store that fails as an OAuth error rather than a bare 500.
+
+    A store that cannot answer is 503 with Retry-After: `temporarily_unavailable` at the authorization endpoint
+    (a page for a browser, JSON for anything else: the client cannot be looked up to redirect to it, RFC 6749
+    §4.1.2.1), `server_error` with a description at the others. A record the store cannot read is 500
+    `server_error`, logged. Either way nothing is issued.
+    """
+    page = name == "authorize"
+
+    async def handle(request: Request) -> Response:
+        try:
+            return await endpoint(request)
+        except StoreUnavailableError as error:
+            code: ErrorCode = "temporarily_unavailable" if page else "server_error"
+            events.refusal(name, code)
+            failed = ProtocolError(code, str(error), status=503, retry_after=error.retry_after)
+            if page and _wants_html(request):
+                response: Response = pages.error_page(
+                    "Logging in is unavailable for a moment",
+                    "The server cannot reach its token store right now; nothing is wrong with your account or the "
+                    f"app. Try again in a minute. ({code})",
+                    status=503,
+                )
+                response.headers["Retry-After"] = str(error.retry_after)
+                return response
+            return error_response(failed)
+        except StoreError:
+            logger.exception("the %s endpoint could not use the token store", name)
+            events.refusal(name, "server_error")
+            failed = ProtocolError(
+                "server_error", "the token store failed; the operator has the details in the server's log"
+            )
+            if page and _wants_html(request):
+                return pages.error_page("Logging in failed", f"{failed.description}.", status=500)
+            return error_response(failed)
+
+    return handle
+
+
+def _wants_html(request: Request) -> bool:
+    return "text/html" in request.headers.get("accept", "") or "accept" not in request.headers
 
 
 def _document(body: Mapping[str, Any]) -> Endpoint:
@@ -79,7 +131,10 @@ class OAuthServer:
         self.config = config
         #: Where logins and refusals are reported; add listeners with `observe`.
         self.events = Events()
-        self.store: TokenStore = store if store is not None else SqliteStore(":memory:", clock=clock)
+        #: The token store's state: its outages are logged once each and reported to `events` listeners.
+        self.outage = Outage("token store")
+        self.outage.listeners.append(self.events)
+        self.store = WatchedStore(store if store is not None else SqliteStore(":memory:", clock=clock), self.outage)
         self.documents = documents if documents is not None else ClientDocuments(clock=clock)
         self.metadata = server_metadata(config)
         sealer = Sealer(config.secret_key)
@@ -104,18 +159,30 @@ class OAuthServer:
         protected = _document(resource_metadata(self.config))
         documents += [(path, protected) for path in resource_metadata_paths(self.config)]
         routes: list[BaseRoute] = [Route(path, _cors(serve), methods=["GET", "OPTIONS"]) for path, serve in documents]
+        authorization = self.authorization
+        token, revoke = TokenEndpoint(clients, grants, events), RevocationEndpoint(clients, grants, events)
         routes += [
-            Route(f"{base}/authorize", self.authorization.start, methods=["GET"]),
-            Route(f"{base}/authorize/login", self.authorization.submit_key, methods=["POST"]),
-            Route(f"{base}/authorize/consent", self.authorization.decide, methods=["POST"]),
-            Route(f"{base}/token", _cors(TokenEndpoint(clients, grants, events)), methods=["POST", "OPTIONS"]),
-            Route(f"{base}/revoke", _cors(RevocationEndpoint(clients, grants, events)), methods=["POST", "OPTIONS"]),
+            Route(f"{base}/authorize", _store_faults(authorization.start, "authorize", events), methods=["GET"]),
+            Route(
+                f"{base}/authorize/login",
+                _store_faults(authorization.submit_key, "authorize", events),
+                methods=["POST"],
+            ),
+            Route(
+                f"{base}/authorize/consent", _store_faults(authorization.decide, "authorize", events), methods=["POST"]
+            ),
+            Route(f"{base}/token", _cors(_store_faults(token, "token", events)), methods=["POST", "OPTIONS"]),
+            Route(f"{base}/revoke", _cors(_store_faults(revoke, "revoke", events)), methods=["POST", "OPTIONS"]),
         ]
         if self.config.dynamic_registration:
-            routes.append(
-                Route(f"{base}/register", _cors(RegistrationEndpoint(clients, events)), methods=["POST", "OPTIONS"])
-            )
+            register = _store_faults(RegistrationEndpoint(clients, events), "register", events)
+            routes.append(Route(f"{base}/register", _cors(register), methods=["POST", "OPTIONS"]))
         return routes
+
+    async def ready(self) -> str | None:
+        """None when the token store answers a write and a read now; else that it is unavailable (for readiness
+        checks, e.g. `gateway.readiness.add(server.ready)`; what failed is in the log)."""
+        return await self.store.probe()
 
     def observe(self, listener: OAuthEvents) -> None:
         """Report logins and refusals to `listener` too (e.g. `gateway.observer.oauth`, for metrics)."""

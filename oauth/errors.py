@@ -3,6 +3,8 @@
 OAuthError
 ├── ConfigError        the server was configured with something it cannot serve (says what to fix)
 ├── StoreError         the token store failed or holds a record this version cannot read
+│   └── StoreUnavailableError  the store cannot answer now (server down, file gone, disk full): the server's
+│                              trouble, never the caller's token; answered 503 with Retry-After
 ├── ProtocolError      a request broke OAuth; answered with the RFC 6749 §5.2 error `code` and `description`
 │   └── ClientDocumentError   a Client ID Metadata Document could not be fetched, is not acceptable, or a fetch
 │                             budget refused to fetch it now (`refused_by`)
@@ -23,6 +25,7 @@ __all__ = [
     "OAuthError",
     "ProtocolError",
     "StoreError",
+    "StoreUnavailableError",
     "TokenError",
 ]
 
@@ -61,6 +64,22 @@ class ConfigError(OAuthError):
 
 class StoreError(OAuthError):
     """The token store failed, or holds a record this version cannot read."""
+
+
+class StoreUnavailableError(StoreError):
+    """The token store cannot answer now: its server does not answer, its file is gone, its disk is full.
+
+    The message is the one clients see ("the token store is unavailable; retry shortly"); `detail` says, for the
+    operator's log, which store and what failed. `unreachable` is True when the store could not be reached at
+    all (the server or the file), so that further attempts wait a moment (`oauth.outage.Outage`); False when one
+    operation failed (a write to a full disk) and others may still work. `retry_after` is in seconds.
+    """
+
+    def __init__(self, detail: str, *, unreachable: bool, retry_after: int = 5) -> None:
+        super().__init__("the token store is unavailable; retry shortly")
+        self.detail = detail
+        self.unreachable = unreachable
+        self.retry_after = retry_after
 
 
 class ProtocolError(OAuthError):

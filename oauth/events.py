@@ -1,4 +1,5 @@
-"""What the authorization server tells operators about: logins and refusals, for their logs and metrics.
+"""What the authorization server tells operators about: logins, refusals and its token store's failures, for their
+logs and metrics.
 
 `OAuthServer.observe(listener)` adds a listener (the gateway's `Observer.oauth` counts them); every value
 passed is from a closed set, never a credential, a client's input or a person's name.
@@ -28,6 +29,10 @@ class OAuthEvents(Protocol):
 
     def refusal(self, endpoint: str, error: str) -> None: ...
 
+    def store_failure(self, store: str) -> None: ...
+
+    def store_state(self, store: str, up: bool) -> None: ...
+
 
 class Events:
     """The listeners of one server; each event goes to all of them, a failing one logged and skipped."""
@@ -46,5 +51,21 @@ class Events:
         for listener in self.listeners:
             try:
                 listener.refusal(endpoint, error)
+            except Exception:
+                logger.exception("an OAuth event listener failed")
+
+    def store_failure(self, store: str) -> None:
+        """An operation of `store` (e.g. "token store") failed because the store could not answer."""
+        for listener in self.listeners:
+            try:
+                listener.store_failure(store)
+            except Exception:
+                logger.exception("an OAuth event listener failed")
+
+    def store_state(self, store: str, up: bool) -> None:
+        """`store` went down (its first failure) or came back."""
+        for listener in self.listeners:
+            try:
+                listener.store_state(store, up)
             except Exception:
                 logger.exception("an OAuth event listener failed")

@@ -11,7 +11,8 @@ from typing import Any
 import redis.asyncio as redis
 from redis.exceptions import RedisError
 
-from oauth.errors import StoreError
+from oauth.errors import StoreError, StoreUnavailableError
+from oauth.redis_client import client, unreachable
 from oauth.store import Clock, RecordKind
 
 __all__ = ["RedisStore"]
@@ -65,7 +66,7 @@ class RedisStore:
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "mcp-oauth:", clock: Clock | None = None) -> RedisStore:
         """A store on the Redis server at `url`, e.g. redis://127.0.0.1:6379/0."""
-        return cls(redis.Redis.from_url(url), prefix=prefix, clock=clock)
+        return cls(client(url), prefix=prefix, clock=clock)
 
     def _key(self, kind: RecordKind, key: str) -> str:
         return f"{self.prefix}{kind}:{key}"
@@ -89,7 +90,7 @@ class RedisStore:
                     pipe.delete(self._key(kind, key))
                 await pipe.execute()
         except RedisError as error:
-            raise StoreError(f"the Redis token store failed: {error}") from error
+            raise _unavailable(error) from error
 
     async def get(self, kind: RecordKind, key: str) -> dict[str, Any] | None:
         """See `TokenStore.get`."""
@@ -100,7 +101,7 @@ class RedisStore:
         try:
             raw = await self.client.get(self._key(kind, key))
         except RedisError as error:
-            raise StoreError(f"the Redis token store failed: {error}") from error
+            raise _unavailable(error) from error
         if raw is None:
             return None
         try:
@@ -123,7 +124,7 @@ class RedisStore:
             ttl_ms = max(1, math.ceil((expires_at - self._clock()) * 1000))
             first = await self.client.set(self._claim_key(kind, key), b"1", nx=True, px=ttl_ms)
         except RedisError as error:
-            raise StoreError(f"the Redis token store failed: {error}") from error
+            raise _unavailable(error) from error
         return record, bool(first)
 
     async def extend(self, kind: RecordKind, key: str, *, expires_at: float) -> bool:
@@ -138,7 +139,7 @@ class RedisStore:
                 self._key(kind, key), value, px=max(1, math.ceil((expires_at - now) * 1000)), xx=True
             )
         except RedisError as error:
-            raise StoreError(f"the Redis token store failed: {error}") from error
+            raise _unavailable(error) from error
         return bool(written)
 
     async def count(self, key: str, *, window: float) -> int:
@@ -149,7 +150,7 @@ class RedisStore:
                 _COUNT, 1, self._key("attempts", key), repr(now), repr(now + window), max(1, math.ceil(window * 1000))
             )
         except RedisError as error:
-            raise StoreError(f"the Redis token store failed: {error}") from error
+            raise _unavailable(error) from error
         return int(counted)
 
     async def put_capped(
@@ -167,7 +168,7 @@ class RedisStore:
                 _PUT_CAPPED, 3, *keys, value, ttl_ms, repr(now), repr(expires_at), limit, key
             )
         except RedisError as error:
-            raise StoreError(f"the Redis token store failed: {error}") from error
+            raise _unavailable(error) from error
         return bool(stored)
 
     async def delete(self, kind: RecordKind, key: str) -> None:
@@ -178,8 +179,14 @@ class RedisStore:
                 pipe.zrem(self._index_key(kind), key)
                 await pipe.execute()
         except RedisError as error:
-            raise StoreError(f"the Redis token store failed: {error}") from error
+            raise _unavailable(error) from error
 
     async def aclose(self) -> None:
         """See `TokenStore.aclose`."""
         await self.client.aclose()
+
+
+def _unavailable(error: RedisError) -> StoreUnavailableError:
+    return StoreUnavailableError(
+        f"the Redis token store failed: {type(error).__name__}: {error}", unreachable=unreachable(error)
+    )

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import anyio.to_thread
 
-from oauth.errors import StoreError
-from oauth.sqlite_file import connect
+from oauth.errors import StoreError, StoreUnavailableError
+from oauth.sqlite_file import DatabaseGone, SqliteFile, outage, transaction
 from oauth.store import Clock, RecordKind
 
 __all__ = ["SqliteStore"]
@@ -48,18 +48,17 @@ class SqliteStore:
         self.path = str(path)
         self._clock = clock or time.time
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
+        self._file = SqliteFile(self.path, _SCHEMA, what="SQLite token store")
+        self._closed = False
         self._purged_at = 0.0
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
-            db = connect(self.path)
-            db.executescript(_SCHEMA)
-            self._db = db
-        return self._db
+    async def _run(self, sql: str, *params: Any) -> int:
+        """Run a statement that writes; the number of rows it changed."""
+        return await self._in_thread(lambda db: db.execute(sql, params).rowcount)
 
-    async def _run(self, sql: str, *params: Any) -> sqlite3.Cursor:
-        return await self._in_thread(lambda db: db.execute(sql, params))
+    async def _first(self, sql: str, *params: Any) -> Any:
+        """The first row of a query, or None."""
+        return await self._in_thread(lambda db: db.execute(sql, params).fetchone())
 
     async def _one(self, sql: str, *params: Any) -> Any:
         """The first row of a statement that writes, read in the same step and its own immediate transaction.
@@ -70,23 +69,25 @@ class SqliteStore:
         """
 
         def work(db: sqlite3.Connection) -> Any:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                row = db.execute(sql, params).fetchone()
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-            return row
+            with transaction(db):
+                return db.execute(sql, params).fetchone()
 
         return await self._in_thread(work)
 
     async def _in_thread(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         def run() -> _T:
             with self._lock:
+                if self._closed:
+                    raise StoreError(f"the SQLite token store {self.path!r} is closed; the server has stopped")
                 try:
-                    return work(self._connection())
+                    return work(self._file.connection())
+                except DatabaseGone as error:
+                    raise StoreUnavailableError(str(error), unreachable=True) from error
                 except sqlite3.Error as error:
+                    if outage(error):
+                        raise StoreUnavailableError(
+                            f"the SQLite token store {self.path} failed: {error}", unreachable=False
+                        ) from error
                     raise StoreError(f"the SQLite token store {self.path!r} failed: {error}") from error
 
         return await anyio.to_thread.run_sync(run)
@@ -111,10 +112,9 @@ class SqliteStore:
 
     async def get(self, kind: RecordKind, key: str) -> dict[str, Any] | None:
         """See `TokenStore.get`."""
-        cursor = await self._run(
+        row = await self._first(
             "SELECT value FROM oauth_records WHERE kind = ? AND key = ? AND expires_at > ?", kind, key, self._clock()
         )
-        row = cursor.fetchone()
         return _load(row[0]) if row is not None else None
 
     async def claim(self, kind: RecordKind, key: str) -> tuple[dict[str, Any] | None, bool]:
@@ -126,8 +126,7 @@ class SqliteStore:
             key,
             now,
         )
-        first = updated.rowcount == 1
-        return await self.get(kind, key), first
+        return await self.get(kind, key), updated == 1
 
     async def extend(self, kind: RecordKind, key: str, *, expires_at: float) -> bool:
         """See `TokenStore.extend`."""
@@ -138,7 +137,7 @@ class SqliteStore:
             key,
             self._clock(),
         )
-        return updated.rowcount == 1
+        return updated == 1
 
     async def count(self, key: str, *, window: float) -> int:
         """See `TokenStore.count`: one upsert in a write transaction, so concurrent counts never see the same
@@ -166,21 +165,15 @@ class SqliteStore:
         now, value = self._clock(), json.dumps(record)
 
         def work(db: sqlite3.Connection) -> bool:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(db):
                 (stored,) = db.execute(
                     "SELECT count(*) FROM oauth_records WHERE kind = ? AND expires_at > ? AND key != ?",
                     (kind, now, key),
                 ).fetchone()
                 if stored >= limit:
-                    db.execute("ROLLBACK")
                     return False
                 db.execute(_REPLACE, (kind, key, value, expires_at))
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-            return True
+                return True
 
         return await self._in_thread(work)
 
@@ -189,11 +182,14 @@ class SqliteStore:
         await self._run("DELETE FROM oauth_records WHERE kind = ? AND key = ?", kind, key)
 
     async def aclose(self) -> None:
-        """See `TokenStore.aclose`."""
-        with self._lock:
-            if self._db is not None:
-                self._db.close()
-                self._db = None
+        """See `TokenStore.aclose`: after the statement running in a worker thread, if any, never during it."""
+
+        def close() -> None:
+            with self._lock:
+                self._closed = True
+                self._file.close()
+
+        await anyio.to_thread.run_sync(close)
 
 
 def _load(text: str) -> dict[str, Any]:

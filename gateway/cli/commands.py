@@ -51,6 +51,11 @@ def _configure_health(parser: argparse.ArgumentParser) -> None:
     from gateway.cli.serve import Listen
 
     add_flags(parser, Listen, where={"serve"})
+    parser.add_argument(
+        "--ready",
+        action="store_true",
+        help="check readiness (GET /ready: the state stores answer) rather than that the server answers at all",
+    )
     parser.set_defaults(run=_health)
 
 
@@ -77,7 +82,8 @@ COMMANDS: Final[dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]]
     "serve": ("serve the gateway over streamable HTTP (default: the demo API)", _configure_serve),
     "stdio": ("serve the gateway over stdio (Claude Desktop, Claude Code)", _configure_stdio),
     "health": (
-        "exit 0 when the gateway `serve` runs with the same settings answers (for container health checks)",
+        "exit 0 when the gateway `serve` runs with the same settings answers, or with --ready when it can serve "
+        "(for container health checks and balancers)",
         _configure_health,
     ),
     "snapshot": ("the agent-facing surface as a committed file, checked in CI", _configure_snapshot),
@@ -161,12 +167,12 @@ class _Version(argparse.Action):
 def _health(options: argparse.Namespace, out: Any) -> int:
     from gateway.cli.options import given
     from gateway.cli.serve import Listen
-    from gateway.health import check_health
+    from gateway.health import check_health, check_ready
 
     listen = Listen(**given(options, Listen))
-    problem = check_health(listen.host, listen.port)
+    problem = (check_ready if options.ready else check_health)(listen.host, listen.port)
     if problem is not None:
         print(f"mcp-gateway health: {problem}", file=sys.stderr)
         return EXIT_REFUSED
-    print("healthy", file=out)
+    print("ready" if options.ready else "healthy", file=out)
     return EXIT_OK

@@ -61,10 +61,12 @@ def serve_command(options: argparse.Namespace, out: TextIO) -> int:
         print(f"Reference page: http://{host}:{listen.port}{gateway.reference_path}", file=out)
     if gateway.metrics_path is not None:
         print(f"Metrics: http://{host}:{listen.port}{gateway.metrics_path}", file=out)
+    print(f"Readiness (for load balancers): http://{host}:{listen.port}/ready", file=out)
     log_calls()
     if oauth is not None:
         oauth.gateways.append(gateway)
         oauth.server.observe(gateway.observer.oauth)
+        gateway.readiness.add(oauth.server.ready)
         print(
             f"OAuth: add {url} as a custom connector in claude.ai or ChatGPT; people log in with their API key",
             file=out,

@@ -26,7 +26,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
-from gateway.errors import ConfigError, CredentialError
+from gateway.errors import ConfigError, CredentialError, UnavailableError
 from gateway.limits import option_name
 from gateway.mcp import _sdk
 from gateway.mcp.jsonrpc import BATCH_VERSIONS, Envelope, batch_refusal, envelope_of, invalid_request, too_large
@@ -55,6 +55,9 @@ logger = logging.getLogger(__name__)
 
 _REQUEST_INFO: Final = "gateway.request_info"
 _CALLER: Final = "gateway.caller_policy"
+#: JSON-RPC 2.0 §5.1: the range -32000 to -32099 is for implementation-defined server errors; this one is a
+#: store or service the server needs that cannot answer now.
+_SERVER_ERROR: Final = -32000
 
 
 class Endpoint(Protocol):
@@ -125,10 +128,12 @@ def caller_policy(request: object, policy: Policy) -> CallerPolicy:
     return policy.of(request_info(request))
 
 
-async def _reject(send: Send, status: int, message: str, headers: Mapping[str, str] | None = None) -> None:
+async def _reject(
+    send: Send, status: int, message: str, headers: Mapping[str, str] | None = None, *, code: int = -32600
+) -> None:
     body = b""
     if message:
-        error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
+        error = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
         body = json.dumps(error).encode()
     raw_headers = [(b"content-length", str(len(body)).encode())]
     if body:
@@ -292,6 +297,10 @@ class StreamableHttpApp:
             except CredentialError as error:
                 # RFC 6750 §3: a rejected bearer token is 401 with a WWW-Authenticate challenge.
                 await _reject(send, 401, str(error), {"WWW-Authenticate": error.www_authenticate})
+                return
+            except UnavailableError as error:
+                # The server's trouble, not the token's: no challenge, so the client keeps its token and retries.
+                await _reject(send, 503, str(error), {"Retry-After": str(error.retry_after)}, code=_SERVER_ERROR)
                 return
             except Exception:
                 # Boundary: a failing hook is a server fault, not the caller's; answer 500 and keep serving.

@@ -9,7 +9,7 @@ import string
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
-from gateway.errors import ConfigError, CredentialError
+from gateway.errors import ConfigError, CredentialError, UnavailableError
 
 logger = logging.getLogger("gateway")
 
@@ -18,6 +18,7 @@ __all__ = [
     "Authentication",
     "CredentialRefusal",
     "Credentials",
+    "Unavailability",
     "bearer_passthrough",
     "bearer_to_headers",
     "header_templates",
@@ -28,7 +29,9 @@ AuthFunc = Callable[[str | None], Awaitable[Mapping[str, str]]]
 """Maps the MCP request's bearer token (None without a well-formed one) to REST headers.
 
 Raise `gateway.errors.CredentialError`, or any `CredentialRefusal`, to refuse the token: the client gets 401
-with `WWW-Authenticate`.
+with `WWW-Authenticate`. Raise `gateway.errors.UnavailableError`, or any `Unavailability`, when the token cannot
+be checked now (a store is down): the client gets 503 with Retry-After and keeps its token. Any other exception
+is a fault of the server's: 500, logged.
 """
 
 
@@ -39,6 +42,15 @@ class CredentialRefusal(Protocol):
     `oauth.errors.TokenError`); the gateway answers them exactly as a `CredentialError`."""
 
     www_authenticate: str
+
+
+@runtime_checkable
+class Unavailability(Protocol):
+    """An exception that says the token cannot be checked now, through no fault of the caller's (e.g.
+    `oauth.errors.StoreUnavailableError`, a token store that does not answer): try again after `retry_after`
+    seconds. The gateway answers it exactly as an `UnavailableError`."""
+
+    retry_after: int
 
 
 class Credentials(dict[str, str]):
@@ -72,8 +84,8 @@ class Credentials(dict[str, str]):
 
 
 class Authentication:
-    """The auth function applied to requests: an MCP request's bearer token becomes its `Credentials`, or a
-    `CredentialError` (answered 401 with the challenge)."""
+    """The auth function applied to requests: an MCP request's bearer token becomes its `Credentials`, a
+    `CredentialError` (answered 401 with the challenge) or an `UnavailableError` (503, Retry-After)."""
 
     def __init__(self, auth: AuthFunc) -> None:
         self.auth = auth
@@ -87,7 +99,9 @@ class Authentication:
         return await self.of_token(token.strip() if scheme.lower() == "bearer" and token.strip() else None)
 
     async def of_token(self, token: str | None) -> Credentials:
-        """The credentials of `token` (None: no token was sent); CredentialError when the auth function refuses."""
+        """The credentials of `token` (None: no token was sent); CredentialError when the auth function refuses,
+        UnavailableError when it cannot check the token now; any other exception of the auth function as it is
+        (the server's fault, not the caller's)."""
         try:
             return Credentials.of(await self.auth(token))
         except Exception as error:
@@ -96,8 +110,11 @@ class Authentication:
                 raise
             if refused is not None:
                 raise refused from None
-            logger.exception("the auth function failed")
-            raise CredentialError("the credentials could not be checked") from error
+            if isinstance(error, UnavailableError):
+                raise
+            if isinstance(error, Unavailability) and isinstance(error.retry_after, int):
+                raise UnavailableError(str(error), retry_after=error.retry_after) from error
+            raise
 
 
 def refusal(error: BaseException) -> CredentialError | None:

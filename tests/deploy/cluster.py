@@ -9,16 +9,24 @@ from __future__ import annotations
 import csv
 import io
 import os
+import secrets
 import shutil
 import socket
 import subprocess
 import sys
 import threading
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlencode
+
+import httpx2
+
+from demo import MEMBER_KEY
+from oauth._authlib import s256_challenge
+from tests.oauth.conftest import REDIRECT_URI, Browser, query
 
 REPO = Path(__file__).resolve().parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
@@ -59,9 +67,21 @@ class Process:
         raise RuntimeError(f"{self.name} (pid {self.pid}) has no VmRSS: has it exited?")
 
 
-def _start(name: str, argv: Sequence[str], *, marker: bytes, logs: Path, env: dict[str, str]) -> Process:
+def start_process(
+    name: str,
+    argv: Sequence[str],
+    *,
+    marker: bytes,
+    logs: Path,
+    env: dict[str, str],
+    setup: Callable[[], None] | None = None,
+) -> Process:
+    """Start `argv` (with `setup` run in the child before it), its output copied to `logs/<name>.log`; return once
+    a line holds `marker`."""
     log = logs / f"{name}.log"
-    popen = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=logs)
+    popen = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=logs, preexec_fn=setup
+    )
     ready = threading.Event()
 
     def copy() -> None:
@@ -85,7 +105,8 @@ def _start(name: str, argv: Sequence[str], *, marker: bytes, logs: Path, env: di
     return process
 
 
-def _stop(process: Process) -> None:
+def stop_process(process: Process) -> None:
+    """SIGTERM, then SIGKILL after 15 s."""
     process.popen.terminate()
     try:
         process.popen.wait(timeout=15)
@@ -94,6 +115,26 @@ def _stop(process: Process) -> None:
         process.popen.wait(timeout=5)
     if process.popen.stdout is not None:
         process.popen.stdout.close()
+
+
+@dataclass
+class Redis:
+    """The cluster's redis-server, which a test may stop (by its pid) and start again on the same port and data."""
+
+    process: Process
+    argv: list[str]
+    logs: Path
+    env: dict[str, str]
+
+    def stop(self) -> None:
+        """Stop the server as an operator or a crash would: SIGTERM to its pid (it writes its data first)."""
+        stop_process(self.process)
+
+    def start(self) -> None:
+        """Start it again, with the same port and data folder."""
+        self.process = start_process(
+            "redis", self.argv, marker=b"Ready to accept connections", logs=self.logs, env=self.env
+        )
 
 
 @dataclass
@@ -106,6 +147,17 @@ class Cluster:
     instance_ports: list[int]
     balancer: Process
     stats_url: str
+    redis: Redis
+
+    def states(self) -> dict[str, str]:
+        """Each instance's state in the balancer (UP, DOWN, ...), by server name."""
+        with urllib.request.urlopen(self.stats_url, timeout=5) as answer:  # noqa: S310 - our own http URL
+            rows = csv.DictReader(io.StringIO(answer.read().decode().lstrip("# ")))
+            return {
+                row["svname"]: row["status"].split()[0]
+                for row in rows
+                if row["pxname"] == "gateways" and row["svname"] not in ("FRONTEND", "BACKEND")
+            }
 
     @property
     def mcp_url(self) -> str:
@@ -124,25 +176,37 @@ class Cluster:
             }
 
 
+def environment() -> dict[str, str]:
+    """This process's environment without MCP_GATEWAY_* settings, for the processes the tests start."""
+    return {key: value for key, value in os.environ.items() if not key.startswith("MCP_GATEWAY_")}
+
+
 @contextmanager
-def running_cluster(logs: Path, *, instances: int = 3, extra_args: Sequence[str] = ()) -> Iterator[Cluster]:
-    """Redis, `instances` gateways (the demo shop with --oauth) and HAProxy, on free 127.0.0.1 ports."""
+def running_cluster(
+    logs: Path, *, instances: int = 3, extra_args: Sequence[str] = (), persistent: bool = False
+) -> Iterator[Cluster]:
+    """Redis, `instances` gateways (the demo shop with --oauth) and HAProxy, on free 127.0.0.1 ports. A
+    `persistent` Redis keeps its data in an append-only file in `logs`, so tokens survive its restart."""
     if not 1 <= instances <= 3:
         raise ValueError(f"deploy/haproxy.cfg names 3 instances; asked for {instances}")
     redis_server = _binary("redis-server", "scripts/install-redis")
     haproxy = _binary("haproxy", "scripts/install-haproxy")
     logs.mkdir(parents=True, exist_ok=True)
-    base_env = {key: value for key, value in os.environ.items() if not key.startswith("MCP_GATEWAY_")}
+    base_env = environment()
     with ExitStack() as stack:
         redis_port = free_port()
-        redis = _start(
-            "redis",
-            [redis_server, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            marker=b"Ready to accept connections",
-            logs=logs,
-            env=base_env,
+        redis_argv = [redis_server, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""]
+        if persistent:
+            redis_argv += ["--appendonly", "yes", "--appendfsync", "always", "--dir", str(logs)]
+        else:
+            redis_argv += ["--appendonly", "no"]
+        redis = Redis(
+            start_process("redis", redis_argv, marker=b"Ready to accept connections", logs=logs, env=base_env),
+            redis_argv,
+            logs,
+            base_env,
         )
-        stack.callback(_stop, redis)
+        stack.callback(lambda: stop_process(redis.process))
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
         lb_port, stats_port = free_port(), free_port()
         base = f"http://127.0.0.1:{lb_port}"
@@ -166,8 +230,8 @@ def running_cluster(logs: Path, *, instances: int = 3, extra_args: Sequence[str]
                 "127.0.0.1",
                 *extra_args,
             ]
-            gateway = _start(f"gw{number}", argv, marker=b"Application startup complete", logs=logs, env=env)
-            stack.callback(_stop, gateway)
+            gateway = start_process(f"gw{number}", argv, marker=b"Application startup complete", logs=logs, env=env)
+            stack.callback(stop_process, gateway)
             gateways.append(gateway)
         lb_env = {
             **base_env,
@@ -178,10 +242,10 @@ def running_cluster(logs: Path, *, instances: int = 3, extra_args: Sequence[str]
         # The instances not run here point at a closed port: HAProxy's health check takes them out.
         for n in range(instances + 1, 4):
             lb_env[f"MCP_GATEWAY_{n}"] = f"127.0.0.1:{free_port()}"
-        balancer = _start(
+        balancer = start_process(
             "haproxy", [haproxy, "-W", "-db", "-f", str(HAPROXY_CFG)], marker=b"Loading success", logs=logs, env=lb_env
         )
-        stack.callback(_stop, balancer)
+        stack.callback(stop_process, balancer)
         yield Cluster(
             base=base,
             redis_url=redis_url,
@@ -189,4 +253,45 @@ def running_cluster(logs: Path, *, instances: int = 3, extra_args: Sequence[str]
             instance_ports=ports,
             balancer=balancer,
             stats_url=f"http://127.0.0.1:{stats_port}/stats;csv",
+            redis=redis,
         )
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """What a login gave a client."""
+
+    client_id: str
+    access: str
+    refresh: str
+
+
+async def login(base: str, web: httpx2.AsyncClient, *, name: str = "Claude") -> Tokens:
+    """The whole OAuth flow against the server at `base`: register, log in as Bob with his API key, allow, and
+    exchange the code (with PKCE)."""
+    registered = await web.post(
+        f"{base}/register",
+        json={"redirect_uris": [REDIRECT_URI], "client_name": name, "token_endpoint_auth_method": "none"},
+    )
+    registered.raise_for_status()
+    client_id = registered.json()["client_id"]
+    verifier = secrets.token_urlsafe(48)
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": REDIRECT_URI,
+        "code_challenge": s256_challenge(verifier),
+        "code_challenge_method": "S256",
+        "scope": "mcp",
+    }
+    landed = await Browser(web, key=MEMBER_KEY).authorize(f"{base}/authorize?{urlencode(params)}")
+    form = {
+        "grant_type": "authorization_code",
+        "code": query(landed)["code"],
+        "client_id": client_id,
+        "redirect_uri": REDIRECT_URI,
+        "code_verifier": verifier,
+    }
+    tokens = await web.post(f"{base}/token", data=form)
+    tokens.raise_for_status()
+    return Tokens(client_id, tokens.json()["access_token"], tokens.json()["refresh_token"])

@@ -432,6 +432,54 @@ async def test_credentials_can_be_split_from_a_key_secret_token() -> None:
     assert refused.headers["www-authenticate"].startswith("Bearer")
 
 
+class TokenStoreDown(Exception):
+    """What an auth function whose store cannot answer raises (as oauth.errors.StoreUnavailableError does)."""
+
+    retry_after = 5
+
+
+async def test_an_auth_function_that_cannot_check_tokens_now_is_503_with_retry_after_and_no_challenge() -> None:
+    async def auth(token: str | None) -> dict[str, str]:
+        raise TokenStoreDown("the token store is unavailable; retry shortly")
+
+    rest = header_echo_app([])
+    Gateway(app=rest, auth=auth).mount(rest)
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(rest)) as http:
+        answer = await http.post(
+            "http://localhost/mcp",
+            headers={"authorization": "Bearer good-token", "accept": "application/json, text/event-stream"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        )
+    assert answer.status_code == 503
+    assert answer.headers["retry-after"] == "5" and "www-authenticate" not in answer.headers
+    assert answer.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32000, "message": "the token store is unavailable; retry shortly"},
+    }
+
+
+async def test_an_auth_function_that_crashes_is_a_logged_500_that_shows_nothing_of_the_crash(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def auth(token: str | None) -> dict[str, str]:
+        raise RuntimeError("database down: password=hunter2")
+
+    rest = header_echo_app([])
+    Gateway(app=rest, auth=auth).mount(rest)
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(rest)) as http:
+        answer = await http.post(
+            "http://localhost/mcp",
+            headers={"authorization": "Bearer good-token", "accept": "application/json, text/event-stream"},
+            json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        )
+    assert answer.status_code == 500 and "www-authenticate" not in answer.headers
+    assert answer.json()["error"]["message"] == "internal error while checking credentials; the server logged it"
+    assert "hunter2" not in answer.text
+    failed = [record for record in caplog.records if record.getMessage() == "the authenticate hook failed"]
+    assert len(failed) == 1 and failed[0].exc_info is not None  # the operator gets the traceback
+
+
 @pytest.mark.parametrize(("trusted", "forwarded_for"), [((), "127.0.0.1"), (("127.0.0.0/8",), "10.1.2.3, 127.0.0.1")])
 async def test_transport_headers_stay_out_and_forwarded_ones_are_rebuilt_for_the_rest_app(
     trusted: tuple[str, ...], forwarded_for: str

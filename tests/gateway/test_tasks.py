@@ -28,7 +28,10 @@ from gateway.mcp.tasks import TaskConfig
 from gateway.mcp.tasks.store import open_task_store
 from gateway.policy import Access
 from tests.gateway.conftest import serve_http
-from tests.oauth.conftest import redis_url  # noqa: F401 - the session's redis-server fixture
+from tests.oauth.conftest import (
+    free_port,
+    redis_url,  # noqa: F401 - the session's redis-server fixture
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -198,6 +201,37 @@ async def test_a_hidden_or_unknown_tool_cannot_be_started_as_a_task() -> None:
     errors = [answer.json()["error"] for answer in answers]
     assert [error["code"] for error in errors] == [types.INVALID_PARAMS, types.INVALID_PARAMS]
     assert errors[1]["message"] == errors[0]["message"].replace("'nope'", "'orders-get_order'")
+
+
+async def test_a_task_store_that_is_down_is_said_as_the_servers_trouble_and_the_gateway_is_not_ready(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app, gateway = make_gateway(TaskConfig(store=f"redis://127.0.0.1:{free_port()}/0"))
+    ask = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+    ask["authorization"] = f"Bearer {ADMIN_KEY}"
+    async with gateway.lifespan(), httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
+        answers = [
+            await http.post(
+                URL,
+                json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+                headers=ask,
+            )
+            for method, params in [
+                ("tools/call", {"name": "whoami", "arguments": {}, "task": {}}),
+                ("tasks/get", {"taskId": "t"}),
+                ("tasks/list", {}),
+            ]
+        ]
+        problems = await gateway.readiness.problems()
+    for answer in answers:
+        assert answer.json()["error"] == {
+            "code": -32000,
+            "message": "the task store is unavailable; retry shortly",
+            "data": {"retryAfter": 5},
+        }, answer.text
+    assert problems == ["the task store is unavailable"]
+    down = [record for record in caplog.records if "the task store is unavailable:" in record.getMessage()]
+    assert len(down) == 1 and "ConnectionError" in down[0].getMessage()
 
 
 @pytest.fixture(params=["sqlite", "redis"])

@@ -41,12 +41,19 @@ class Recorder:
     def __init__(self) -> None:
         self.logins: list[str] = []
         self.refusals: list[tuple[str, str]] = []
+        self.stores: list[tuple[str, str]] = []
 
     def login(self, outcome: str) -> None:
         self.logins.append(outcome)
 
     def refusal(self, endpoint: str, error: str) -> None:
         self.refusals.append((endpoint, error))
+
+    def store_failure(self, store: str) -> None:
+        self.stores.append((store, "failure"))
+
+    def store_state(self, store: str, up: bool) -> None:
+        self.stores.append((store, "up" if up else "down"))
 
 
 @asynccontextmanager

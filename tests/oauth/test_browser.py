@@ -15,8 +15,8 @@ import pytest
 from mcp.shared.auth import AuthorizationCodeResult
 
 from demo import MEMBER_KEY
+from tests.oauth.clients import MemoryStorage, connect, provider, whoami
 from tests.oauth.conftest import query, serve_site
-from tests.oauth.test_flow import MemoryStorage, connect, provider, whoami
 
 REPO = Path(__file__).resolve().parents[2]
 PLAYWRIGHT = REPO / ".tools" / "browser" / "node_modules" / "playwright-core"

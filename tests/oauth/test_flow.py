@@ -3,106 +3,15 @@ demo shop on real uvicorn, with the test as the person who pastes an API key and
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-
 import httpx2
-import mcp_types as types
 import pytest
-from mcp import Client
-from mcp.client.auth import OAuthClientProvider
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
 from demo import MEMBER_KEY
 from gateway.observability import Observer
-from tests.oauth.conftest import REDIRECT_URI, Browser, Site, query, serve_site
+from tests.oauth.clients import MemoryStorage, connect, handlers, provider, whoami
+from tests.oauth.conftest import REDIRECT_URI, Browser, query, serve_site
 
 pytestmark = pytest.mark.anyio
-
-
-class MemoryStorage:
-    """The client's token storage (the SDK's `TokenStorage`), kept in memory and inspectable."""
-
-    def __init__(self) -> None:
-        self.tokens: OAuthToken | None = None
-        self.client: OAuthClientInformationFull | None = None
-        self.history: list[OAuthToken] = []
-
-    async def get_tokens(self) -> OAuthToken | None:
-        return self.tokens
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        self.tokens = tokens
-        self.history.append(tokens)
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self.client
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        self.client = client_info
-
-
-RedirectHandler = Callable[[str], Awaitable[None]]
-CallbackHandler = Callable[[], Awaitable[AuthorizationCodeResult]]
-
-
-def handlers(browser: Browser) -> tuple[RedirectHandler, CallbackHandler]:
-    """The SDK's redirect and callback handlers, with `browser` as the person who logs in and allows."""
-    callbacks: list[str] = []
-
-    async def redirect(url: str) -> None:
-        callbacks.append(await browser.authorize(url))
-
-    async def callback() -> AuthorizationCodeResult:
-        params = query(callbacks.pop())
-        return AuthorizationCodeResult(code=params["code"], state=params.get("state"), iss=params.get("iss"))
-
-    return redirect, callback
-
-
-def provider(
-    site: Site,
-    storage: MemoryStorage,
-    redirect: RedirectHandler,
-    callback: CallbackHandler,
-    *,
-    redirect_uri: str = REDIRECT_URI,
-) -> OAuthClientProvider:
-    """The SDK's OAuth provider for the site, registering as "Claude" with `redirect_uri`."""
-    metadata = OAuthClientMetadata(
-        redirect_uris=[redirect_uri],  # type: ignore[list-item]  # pydantic parses the string
-        client_name="Claude",
-        grant_types=["authorization_code", "refresh_token"],
-        response_types=["code"],
-        token_endpoint_auth_method="none",
-    )
-    return OAuthClientProvider(
-        server_url=site.mcp_url,
-        client_metadata=metadata,
-        storage=storage,
-        redirect_handler=redirect,
-        callback_handler=callback,
-    )
-
-
-@asynccontextmanager
-async def connect(site: Site, auth: OAuthClientProvider) -> AsyncIterator[Client]:
-    """The official MCP client connected to the site's MCP endpoint through `auth`."""
-    async with (
-        httpx2.AsyncClient(auth=auth, timeout=10) as http,
-        Client(streamable_http_client(site.mcp_url, http_client=http)) as client,
-    ):
-        yield client
-
-
-def whoami(result: types.CallToolResult) -> dict[str, object]:
-    block = result.content[0]
-    assert isinstance(block, types.TextContent)
-    value = json.loads(block.text)
-    assert isinstance(value, dict)
-    return value
 
 
 async def test_an_mcp_client_discovers_registers_logs_in_and_calls_as_the_user_who_pasted_the_key() -> None:

@@ -36,9 +36,10 @@ from gateway.errors import LimitError
 from gateway.limits import CALL_TIMEOUT
 from gateway.mcp import _sdk
 from gateway.mcp.tasks.config import TaskConfig
-from gateway.mcp.tasks.store import TaskStore, TaskStoreError, open_task_store
+from gateway.mcp.tasks.store import TaskStoreError, WatchedTaskStore, open_task_store
 from gateway.mcp.wire import call_result
 from gateway.policy import CallerPolicy, Lease
+from oauth.outage import Outage
 
 if TYPE_CHECKING:
     from gateway.mcp.endpoint import McpEndpoint
@@ -59,6 +60,8 @@ _PAGE: Final = 50
 _CORE_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 #: Tools that only read the catalog answer at once: a task would add nothing.
 _INSTANT: Final = frozenset({"search_functions", "describe_function", "explain_term"})
+#: JSON-RPC 2.0 §5.1, an implementation-defined server error: a store the server needs cannot answer now.
+_SERVER_ERROR: Final = -32000
 #: Seconds the calls still running when the gateway stops get to record their end.
 _CLOSING: Final = 5.0
 
@@ -80,8 +83,11 @@ class Tasks:
         self.endpoint = endpoint
         store = config.store
         self._owns_store = store is None or isinstance(store, str)
-        self.store: TaskStore = (
-            open_task_store(store, clock=config.clock) if store is None or isinstance(store, str) else store
+        #: The task store's state: its outages are logged once each; add listeners to count them.
+        self.outage = Outage("task store")
+        self.store = WatchedTaskStore(
+            open_task_store(store, clock=config.clock) if store is None or isinstance(store, str) else store,
+            self.outage,
         )
         self._clock = config.clock or time.time
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -119,6 +125,13 @@ class Tasks:
     # The middleware: capability, tool execution hints, and task-augmented calls
 
     async def _middleware(self, ctx: Any, call_next: Any) -> Any:
+        try:
+            return await self._serve(ctx, call_next)
+        except TaskStoreError as error:
+            # The server's trouble: said as such, with when to try again; the outage is logged by the store.
+            raise MCPError(code=_SERVER_ERROR, message=str(error), data={"retryAfter": error.retry_after}) from error
+
+    async def _serve(self, ctx: Any, call_next: Any) -> Any:
         params = ctx.params if isinstance(ctx.params, Mapping) else {}
         if ctx.protocol_version == EXTENSION_VERSION:
             return await self._extension(ctx, params, call_next)
@@ -269,10 +282,8 @@ class Tasks:
             await anyio.sleep(self.config.poll_interval)
             try:
                 record = await self.store.get(owner, task_id)
-            except Exception:
-                # Boundary: a store that fails for a moment must not end the call; the next read may succeed.
-                logger.exception("reading the state of task %s failed", task_id)
-                continue
+            except TaskStoreError:
+                continue  # a store that fails for a moment must not end the call (its outage is logged once)
             if record is None or record["status"] == "cancelled":
                 running = self._running.get(task_id)
                 if running is not None:
@@ -295,9 +306,9 @@ class Tasks:
                     await self._tell(task_id, record)
                 elif record is not None and record["status"] == "cancelled":
                     await self._tell(task_id, record)  # cancelled by a tasks/cancel another instance served
-        except TaskStoreError:
+        except TaskStoreError as error:
             # Boundary: the call has ended either way; its task expires in the store with its ttl.
-            logger.exception("the end of task %s (%s) could not be recorded", task_id, status)
+            logger.warning("the end of task %s (%s) could not be recorded: %s", task_id, status, error.detail)
         finally:
             self._listeners.pop(task_id, None)
             self._running.pop(task_id, None)

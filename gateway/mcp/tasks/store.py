@@ -15,16 +15,26 @@ import math
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import anyio.to_thread
 
 from gateway.errors import ConfigError, GatewayError
-from oauth.sqlite_file import connect
+from oauth.outage import Outage
+from oauth.redis_client import client, unreachable
+from oauth.sqlite_file import DatabaseGone, SqliteFile, transaction
 
-__all__ = ["Clock", "RedisTaskStore", "SqliteTaskStore", "TaskStore", "TaskStoreError", "open_task_store"]
+__all__ = [
+    "Clock",
+    "RedisTaskStore",
+    "SqliteTaskStore",
+    "TaskStore",
+    "TaskStoreError",
+    "WatchedTaskStore",
+    "open_task_store",
+]
 
 Clock = Callable[[], float]
 """Seconds since the epoch; injected so that tests can move time."""
@@ -33,7 +43,15 @@ _T = TypeVar("_T")
 
 
 class TaskStoreError(GatewayError):
-    """The task store failed (a disk, a file or a server); the message names the store and what failed."""
+    """The task store cannot answer (its server does not answer, its file is gone, its disk is full, or the
+    gateway has stopped). The message is the one clients see; `detail` says, for the operator's log, which store
+    and what failed; `unreachable` and `retry_after` as `oauth.errors.StoreUnavailableError` has them."""
+
+    def __init__(self, detail: str, *, unreachable: bool = False, retry_after: int = 5) -> None:
+        super().__init__("the task store is unavailable; retry shortly")
+        self.detail = detail
+        self.unreachable = unreachable
+        self.retry_after = retry_after
 
 
 class TaskStore(Protocol):
@@ -100,16 +118,9 @@ class SqliteTaskStore:
         self.path = str(path)
         self._clock = clock or time.time
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
+        self._file = SqliteFile(self.path, _SCHEMA, what="SQLite task store")
         self._closed = False
         self._purged_at = 0.0
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._db is None:
-            db = connect(self.path)
-            db.executescript(_SCHEMA)
-            self._db = db
-        return self._db
 
     async def _in_thread(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         def run() -> _T:
@@ -117,9 +128,11 @@ class SqliteTaskStore:
                 if self._closed:
                     raise TaskStoreError(f"the SQLite task store {self.path!r} is closed; the gateway has stopped")
                 try:
-                    return work(self._connection())
+                    return work(self._file.connection())
+                except DatabaseGone as error:
+                    raise TaskStoreError(str(error), unreachable=True) from error
                 except sqlite3.Error as error:
-                    raise TaskStoreError(f"the SQLite task store {self.path!r} failed: {error}") from error
+                    raise TaskStoreError(f"the SQLite task store {self.path} failed: {error}") from error
 
         return await anyio.to_thread.run_sync(run)
 
@@ -136,24 +149,18 @@ class SqliteTaskStore:
 
         def work(db: sqlite3.Connection) -> bool:
             self._purge(db, now)
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(db):
                 (kept,) = db.execute(
                     "SELECT count(*) FROM gateway_tasks WHERE owner = ? AND expires_at > ?", (owner, now)
                 ).fetchone()
                 if kept >= limit:
-                    db.execute("ROLLBACK")
                     return False
                 db.execute(
                     "INSERT OR REPLACE INTO gateway_tasks (owner, task_id, record, created, expires_at, claimed) "
                     "VALUES (?, ?, ?, ?, ?, 0)",
                     (owner, task_id, text, now, expires_at),
                 )
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
-            return True
+                return True
 
         return await self._in_thread(work)
 
@@ -210,9 +217,7 @@ class SqliteTaskStore:
         def close() -> None:
             with self._lock:
                 self._closed = True
-                if self._db is not None:
-                    self._db.close()
-                    self._db = None
+                self._file.close()
 
         await anyio.to_thread.run_sync(close)
 
@@ -259,9 +264,7 @@ class RedisTaskStore:
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "mcp-gateway:", clock: Clock | None = None) -> RedisTaskStore:
         """A store on the Redis server at `url`."""
-        import redis.asyncio as redis
-
-        return cls(redis.Redis.from_url(url, decode_responses=True), prefix=prefix, clock=clock)
+        return cls(client(url, decode_responses=True), prefix=prefix, clock=clock)
 
     def _key(self, owner: str, task_id: str) -> str:
         return f"{self.prefix}task:{owner}:{task_id}"
@@ -275,7 +278,10 @@ class RedisTaskStore:
         try:
             return await work
         except RedisError as error:
-            raise TaskStoreError(f"the Redis task store failed to {what}: {type(error).__name__}: {error}") from error
+            raise TaskStoreError(
+                f"the Redis task store failed to {what}: {type(error).__name__}: {error}",
+                unreachable=unreachable(error),
+            ) from error
 
     async def create(
         self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float, limit: int
@@ -333,6 +339,59 @@ class RedisTaskStore:
     async def aclose(self) -> None:
         """See `TaskStore.aclose`."""
         await self.client.aclose()
+
+
+class WatchedTaskStore:
+    """A `TaskStore` whose failures are reported through `outage` (logged once per outage, counted); while its
+    store is unreachable, operations are refused at once until the next attempt is due."""
+
+    def __init__(self, store: TaskStore, outage: Outage) -> None:
+        self.store = store
+        self.outage = outage
+
+    async def _watched(self, operation: Callable[[], Awaitable[_T]]) -> _T:
+        return await self.outage.guard(operation, TaskStoreError, _refusal)
+
+    async def probe(self) -> str | None:
+        """None when the store answers a read now; else which store is unavailable (for a readiness check; what
+        failed is in the log)."""
+        try:
+            await self._watched(lambda: self.store.ids("ready-probe"))
+        except TaskStoreError:
+            return f"the {self.outage.name} is unavailable"
+        return None
+
+    async def create(
+        self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+    ) -> bool:
+        """See `TaskStore.create`."""
+        return await self._watched(
+            lambda: self.store.create(owner, task_id, record, expires_at=expires_at, limit=limit)
+        )
+
+    async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        """See `TaskStore.get`."""
+        return await self._watched(lambda: self.store.get(owner, task_id))
+
+    async def put(self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float) -> None:
+        """See `TaskStore.put`."""
+        await self._watched(lambda: self.store.put(owner, task_id, record, expires_at=expires_at))
+
+    async def claim(self, owner: str, task_id: str) -> tuple[dict[str, Any] | None, bool]:
+        """See `TaskStore.claim`."""
+        return await self._watched(lambda: self.store.claim(owner, task_id))
+
+    async def ids(self, owner: str) -> list[str]:
+        """See `TaskStore.ids`."""
+        return await self._watched(lambda: self.store.ids(owner))
+
+    async def aclose(self) -> None:
+        """See `TaskStore.aclose`."""
+        await self.store.aclose()
+
+
+def _refusal(detail: str) -> TaskStoreError:
+    return TaskStoreError(detail, unreachable=True)
 
 
 def _load(text: str | bytes) -> dict[str, Any]:
