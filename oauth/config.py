@@ -10,7 +10,14 @@ from urllib.parse import urlsplit
 
 from oauth.errors import ConfigError
 
-__all__ = ["LOOPBACK_NAMES", "Network", "OAuthConfig", "PreregisteredClient", "is_loopback_url"]
+__all__ = [
+    "LOOPBACK_NAMES",
+    "Network",
+    "OAuthConfig",
+    "PreregisteredClient",
+    "check_base_url",
+    "is_loopback_url",
+]
 
 LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 """Host names that only reach this machine: the one place plain `http:` is allowed (OAuth 2.1 §1.5, RFC 8252 §7.3)."""
@@ -30,7 +37,8 @@ def is_loopback_url(url: str) -> bool:
     return host in LOOPBACK_NAMES
 
 
-def _check_base_url(name: str, url: str) -> None:
+def check_base_url(name: str, url: str) -> None:
+    """ConfigError unless `url` is an absolute https URL (http for loopback hosts) with no query or fragment."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a malformed port
@@ -110,8 +118,8 @@ class OAuthConfig:
     unused_client_ttl: float = 24 * 3600.0
 
     def __post_init__(self) -> None:
-        _check_base_url("issuer", self.issuer)
-        _check_base_url("resource", self.resource)
+        check_base_url("issuer", self.issuer)
+        check_base_url("resource", self.resource)
         if self.issuer.endswith("/"):
             raise ConfigError(f"issuer {self.issuer!r} must not end with '/': clients compare it as a string")
         if not isinstance(self.secret_key, bytes) or len(self.secret_key) < 32:

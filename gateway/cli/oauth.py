@@ -54,6 +54,75 @@ class OAuthFlags:
             where="serve",
         ),
     )
+    no_dcr: bool = field(
+        default=False,
+        metadata=cli(
+            "turn dynamic client registration (/register) off: clients identify with a Client ID Metadata "
+            "Document URL or are pre-registered",
+            where="serve",
+        ),
+    )
+    oauth_upstream: str | None = field(
+        default=None,
+        metadata=cli(
+            "log people in at the API's OpenID Connect provider (its issuer URL) instead of asking for an API key; "
+            "the API is called with the provider's access token",
+            metavar="ISSUER",
+            where="serve",
+        ),
+    )
+    oauth_upstream_client_id: str | None = field(
+        default=None,
+        metadata=cli(
+            "this gateway's client id at the provider (its secret: MCP_GATEWAY_OAUTH_UPSTREAM_CLIENT_SECRET); "
+            "register the redirect URI PUBLIC_URL/authorize/callback there",
+            metavar="ID",
+            where="serve",
+        ),
+    )
+    oauth_upstream_secret: str | None = field(
+        default=None,
+        metadata=cli(
+            "this gateway's client secret at the provider",
+            env="MCP_GATEWAY_OAUTH_UPSTREAM_CLIENT_SECRET",
+            flag=False,
+            where="serve",
+        ),
+    )
+    oauth_upstream_scopes: tuple[str, ...] = field(
+        default=(),
+        metadata=cli(
+            "an API scope to ask the provider for, besides openid profile email offline_access",
+            name="oauth-upstream-scope",
+            metavar="SCOPE",
+            where="serve",
+        ),
+    )
+    oauth_upstream_audience: str | None = field(
+        default=None,
+        metadata=cli(
+            "the identifier the API expects in its tokens' aud (sent as resource and audience)",
+            metavar="URI",
+            where="serve",
+        ),
+    )
+    oauth_upstream_audience_params: tuple[str, ...] = field(
+        default=("resource",),
+        metadata=cli(
+            "the authorization request's parameter that carries the audience (default resource, RFC 8707; Auth0: "
+            "audience; none for Keycloak and Entra ID, which take it from the scopes)",
+            name="oauth-upstream-audience-param",
+            metavar="NAME|none",
+            where="serve",
+        ),
+    )
+    oauth_token_exchange: bool = field(
+        default=False,
+        metadata=cli(
+            "exchange each person's token at the provider (RFC 8693) for one whose audience is the API",
+            where="serve",
+        ),
+    )
 
 
 class OAuthSetup:
@@ -75,10 +144,14 @@ def oauth_server(
 
     from oauth import ApiKeyLogin, OAuthConfig, OAuthServer, PreregisteredClient, open_store
     from oauth.errors import OAuthError
+    from oauth.upstream import IdentityProvider, ProviderLogin
 
     whoami = options.whoami or ("users.get_current_user" if demo else None)
-    if not whoami:
-        raise GatewayConfigError("--oauth needs --whoami FUNCTION: the login page checks each API key with it")
+    if not whoami and not flags.oauth_upstream:
+        raise GatewayConfigError(
+            "--oauth needs --whoami FUNCTION (the login page checks each API key with it) or --oauth-upstream ISSUER "
+            "(people log in at the API's identity provider)"
+        )
     secret = os.environ.get("MCP_GATEWAY_OAUTH_SECRET", "")
     if not secret:
         secret = secrets.token_urlsafe(32)
@@ -97,7 +170,7 @@ def oauth_server(
     gateways: list[Gateway] = []
 
     async def check(headers: Any) -> Any:
-        return await gateways[0].call(headers, whoami, {})
+        return await gateways[0].call(headers, str(whoami), {})
 
     try:
         config = OAuthConfig(
@@ -106,8 +179,25 @@ def oauth_server(
             secret_key=secret.encode(),
             resource_name=options.output__name or ("Demo shop" if demo else "MCP server"),
             clients=tuple(clients),
+            dynamic_registration=not flags.no_dcr,
         )
-        server = OAuthServer(config, login=ApiKeyLogin(check), store=open_store(flags.oauth_store))
+        login: Any = ApiKeyLogin(check)
+        if flags.oauth_upstream:
+            login = ProviderLogin(
+                IdentityProvider(
+                    issuer=flags.oauth_upstream.rstrip("/"),
+                    client_id=flags.oauth_upstream_client_id or "",
+                    client_secret=flags.oauth_upstream_secret,
+                    auth_method="client_secret_basic" if flags.oauth_upstream_secret else "none",
+                    scopes=tuple(
+                        dict.fromkeys(("openid", "profile", "email", "offline_access", *flags.oauth_upstream_scopes))
+                    ),
+                    audience=flags.oauth_upstream_audience,
+                    audience_params=tuple(name for name in flags.oauth_upstream_audience_params if name != "none"),
+                    token_exchange=flags.oauth_token_exchange,
+                )
+            )
+        server = OAuthServer(config, login=login, store=open_store(flags.oauth_store))
     except OAuthError as error:
         raise GatewayConfigError(f"--oauth: {error}") from error
     return OAuthSetup(server, [urlsplit(base).netloc], gateways)
