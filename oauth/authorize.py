@@ -231,18 +231,15 @@ class Authorization:
         state = params.get("state")
         if not state or not isinstance(self.login, ProviderRedirect):
             return pages.error_page("This page was not opened by a login", f"The answer has no state. {_START_AGAIN}")
-        found, first = await self.store.claim("request", _state_key(state))
+        found = await self.store.get("request", _state_key(state))
         if found is None:
             return pages.error_page(
                 "This login has expired", f"It took too long, or was never started here. {_START_AGAIN}"
             )
-        if not first:
-            logger.warning("refused an identity provider's answer whose state was used already (a replay?)")
-            return pages.error_page("This login was finished already", f"Its answer came twice. {_START_AGAIN}")
         request_id = found["request_id"]
         record = await self.store.get("request", request_id)
         cookie = request.cookies.get(self.cookie_name)
-        if record is None or "upstream" not in record:
+        if record is None:
             return pages.error_page("This login has expired", f"The login took too long. {_START_AGAIN}")
         if not cookie or token_hash(cookie) != record["browser"]:
             logger.warning("refused an identity provider's answer in a browser that did not start the login")
@@ -251,6 +248,10 @@ class Authorization:
                 f"Finish it in the browser where you started it. {_START_AGAIN}",
                 status=403,
             )
+        _, first = await self.store.claim("request", _state_key(state))
+        if not first or "upstream" not in record:
+            logger.warning("refused an identity provider's answer whose state was used already (a replay?)")
+            return pages.error_page("This login was finished already", f"Its answer came twice. {_START_AGAIN}")
         address = client_address(request, self.config.proxy_networks)
         try:
             client = await self.clients.find(record["client_id"], address=address)

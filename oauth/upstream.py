@@ -178,6 +178,7 @@ class ProviderLogin:
             redirect_uri=self.callback,
             code_verifier=kept["verifier"],
             refusal="the identity provider refused the login code",
+            **self._resource(),
         )
         id_token = token.get("id_token")
         if not isinstance(id_token, str):
@@ -209,6 +210,7 @@ class ProviderLogin:
                 grant_type="refresh_token",
                 refresh_token=refresh_token,
                 refusal="the identity provider refused to renew the login",
+                **self._resource(),
             )
         except LoginError as error:
             raise ProviderRefusedError(str(error)) from None
@@ -245,6 +247,12 @@ class ProviderLogin:
         await self._http.aclose()
 
     # Internals
+
+    def _resource(self) -> dict[str, str]:
+        """RFC 8707 §2.2: the token requests name the resource too, so the tokens are for the API."""
+        if self.provider.audience and "resource" in self.provider.audience_params:
+            return {"resource": self.provider.audience}
+        return {}
 
     async def _renewal(
         self, metadata: Mapping[str, Any], token: Mapping[str, Any], *, previous_refresh: str | None
@@ -365,7 +373,7 @@ class ProviderLogin:
 
     async def _fetch_json(self, url: str) -> dict[str, Any]:
         try:
-            answer = await self._http.get(url, headers={"accept": "application/json"})
+            answer = await self._http.request("GET", url, headers={"accept": "application/json"}, withhold_token=True)
             answer.raise_for_status()
             value = answer.json()
         except (httpx2.HTTPError, ValueError) as error:
