@@ -150,7 +150,7 @@ class Authorization:
         if outcome is None and isinstance(self.login, ProviderRedirect):
             # The person logs in at the identity provider, which sends the browser back to the callback.
             try:
-                url, kept = await self.login.begin()
+                url, kept = await self.login.begin(scopes)
             except ProviderUnavailableError as error:
                 return _provider_down(error)
             record["upstream"] = self.sealer.seal(kept)
@@ -198,7 +198,7 @@ class Authorization:
             )
         # Scopes this server does not know are dropped, not refused, so a client's guess never breaks the login.
         scopes = [name for name in _authlib.scope_list(params.get("scope")) if name in self.config.scopes]
-        return challenge, scopes or list(self.config.scopes), self.config.resource
+        return challenge, scopes or list(self.config.initial_scopes), self.config.resource
 
     def _error_redirect(
         self, redirect_uri: str, state: str | None, code: ErrorCode, description: str, *, status: int
@@ -209,14 +209,16 @@ class Authorization:
         params.append(("iss", self.config.issuer))
         return _redirect(_authlib.add_query(redirect_uri, params), status)
 
-    def _sealed(self, principal: Principal) -> dict[str, str]:
-        sealed = {
+    def _sealed(self, principal: Principal) -> dict[str, Any]:
+        sealed: dict[str, Any] = {
             "subject": principal.subject,
             "name": principal.name,
             "credentials": self.sealer.seal(principal.credentials),
         }
         if principal.upstream is not None:
             sealed["upstream"] = self.sealer.seal(principal.upstream)
+        if principal.scopes is not None:
+            sealed["scopes"] = list(principal.scopes)
         return sealed
 
     # GET /authorize/callback: back from the identity provider
@@ -414,12 +416,15 @@ class Authorization:
             credentials=self.sealer.unseal(sealed["credentials"]),
             upstream=self.sealer.unseal(sealed["upstream"]) if "upstream" in sealed else None,
         )
+        # A provider may grant fewer scopes than were asked: the grant holds those it granted.
+        granted = sealed.get("scopes")
+        scopes = [name for name in record["scopes"] if granted is None or name in granted]
         code = await self.grants.issue_code(
             client=client,
             redirect_uri=redirect_uri,
             redirect_uri_given=record["redirect_uri_given"],
             code_challenge=record["code_challenge"],
-            scopes=record["scopes"],
+            scopes=scopes,
             resource=record["resource"],
             principal=principal,
         )

@@ -86,7 +86,9 @@ class OAuthConfig:
     equal on every instance) seals the users' REST credentials at rest and signs the login forms.
 
     Lifetimes are seconds. `scopes` are the scopes the server knows (RFC 6749 §3.3); a request for others is
-    trimmed to these, never refused. `login` names the login page: `api_key` asks for the key the user has
+    trimmed to these, never refused. `default_scopes` (all of `scopes` when None) are what a request that names
+    none is given, and what the 401 challenge asks for; a client asks for more when a call needs them (scope
+    step-up). `login` names the login page: `api_key` asks for the key the user has
     for the REST API; `session` uses the host app's own login (see `oauth.login.SessionLogin`).
 
     Limits per client address keep one address from filling the store: `registrations_per_address` dynamic
@@ -103,6 +105,7 @@ class OAuthConfig:
     resource: str
     secret_key: bytes = field(repr=False)
     scopes: tuple[str, ...] = ("mcp",)
+    default_scopes: tuple[str, ...] | None = None
     resource_name: str = "MCP server"
     access_token_ttl: float = 3600.0
     refresh_token_ttl: float = 30 * 24 * 3600.0
@@ -131,6 +134,12 @@ class OAuthConfig:
                 raise ConfigError(
                     f"scope {scope!r} is not an RFC 6749 scope token (printable ASCII, no space or quote)"
                 )
+        if self.default_scopes is not None and (
+            isinstance(self.default_scopes, str) or not set(self.default_scopes) <= set(self.scopes)
+        ):
+            raise ConfigError(
+                f"default_scopes must be a tuple of some of scopes {self.scopes!r}, got {self.default_scopes!r}"
+            )
         for name in ("access_token_ttl", "refresh_token_ttl", "code_ttl", "login_ttl", "unused_client_ttl"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or value <= 0:
@@ -163,6 +172,11 @@ class OAuthConfig:
                     f"trusted_proxies: {entry!r} is not an IP address or network; give e.g. 10.0.0.7 or 10.0.0.0/8"
                 ) from None
         return tuple(networks)
+
+    @property
+    def initial_scopes(self) -> tuple[str, ...]:
+        """What a client that names no scope is given, and what the 401 challenge asks for."""
+        return self.default_scopes if self.default_scopes is not None else self.scopes
 
     @property
     def secure_cookies(self) -> bool:

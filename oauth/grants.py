@@ -37,6 +37,8 @@ class Principal:
     name: str
     credentials: Mapping[str, str]
     upstream: Mapping[str, str] | None = None
+    #: The scopes the identity provider granted, when it said (None: those asked for).
+    scopes: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)

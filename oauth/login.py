@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from starlette.requests import Request
@@ -68,8 +68,9 @@ class ProviderRedirect(Protocol):
     """A login that happens elsewhere (`oauth.upstream.ProviderLogin`): the browser is sent to an identity provider
     and comes back to `<issuer>/authorize/callback`."""
 
-    async def begin(self) -> tuple[str, dict[str, str]]:
-        """Where to send the browser, and the secrets to keep with the pending login (`state` among them)."""
+    async def begin(self, scopes: Sequence[str]) -> tuple[str, dict[str, str]]:
+        """Where to send the browser to log in and grant `scopes` (the client's, as this server names them), and
+        the secrets to keep with the pending login (`state` among them)."""
 
     async def complete(self, params: Mapping[str, str], kept: Mapping[str, str]) -> Principal:
         """The person the provider's answer (`params`, the callback's query) names; LoginError when it refused or

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -135,16 +135,18 @@ class ProviderLogin:
 
     # The flow
 
-    async def begin(self) -> tuple[str, dict[str, str]]:
-        """Where to send the browser, and the secrets to keep with the pending login for `complete`."""
+    async def begin(self, scopes: Sequence[str] = ()) -> tuple[str, dict[str, str]]:
+        """Where to send the browser, and the secrets to keep with the pending login for `complete`. The provider is
+        asked for the configured scopes and `scopes` (the API scopes the MCP client asked for)."""
         metadata = await self._document()
+        asked = tuple(dict.fromkeys((*self.provider.scopes, *scopes)))
         state, nonce = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
         verifier = secrets.token_urlsafe(64)
         params = [
             ("response_type", "code"),
             ("client_id", self.provider.client_id),
             ("redirect_uri", self.callback),
-            ("scope", _authlib.scope_string(self.provider.scopes)),
+            ("scope", _authlib.scope_string(asked)),
             ("state", state),
             ("nonce", nonce),
             ("code_challenge", _authlib.s256_challenge(verifier)),
@@ -153,7 +155,7 @@ class ProviderLogin:
         if self.provider.audience:
             params += [(name, self.provider.audience) for name in self.provider.audience_params]
         url = _authlib.add_query(str(metadata["authorization_endpoint"]), params)
-        return url, {"state": state, "nonce": nonce, "verifier": verifier}
+        return url, {"state": state, "nonce": nonce, "verifier": verifier, "scope": _authlib.scope_string(asked)}
 
     async def complete(self, params: Mapping[str, str], kept: Mapping[str, str]) -> Principal:
         """The person the provider's answer at the callback (`params`) names, with what renews their credentials
@@ -190,11 +192,14 @@ class ProviderLogin:
             subject,
         )
         renewal = await self._renewal(metadata, token, previous_refresh=None)
+        # RFC 6749 §5.1: a response without `scope` granted what was asked.
+        granted = token.get("scope")
         return Principal(
             subject=f"{self.provider.issuer}#{subject}",
             name=name,
             credentials=renewal.credentials,
             upstream=renewal.kept,
+            scopes=tuple(_authlib.scope_list(granted)) if isinstance(granted, str) else None,
         )
 
     async def renew(self, kept: Mapping[str, str]) -> Renewal:

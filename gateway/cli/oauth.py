@@ -6,13 +6,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gateway.errors import ConfigError as GatewayConfigError
+from gateway.errors import UnavailableError
 from gateway.flags import cli
 
 if TYPE_CHECKING:
+    from catalog.model import Catalog
     from gateway.gateway import Gateway
 
 __all__ = ["OAuthFlags", "OAuthSetup", "oauth_server"]
@@ -84,7 +87,7 @@ class OAuthFlags:
         default=None,
         metadata=cli(
             "this gateway's client secret at the provider",
-            env="MCP_GATEWAY_OAUTH_UPSTREAM_CLIENT_SECRET",
+            env="OAUTH_UPSTREAM_CLIENT_SECRET",
             flag=False,
             where="serve",
         ),
@@ -126,19 +129,41 @@ class OAuthFlags:
 
 
 class OAuthSetup:
-    """The OAuth server of `serve --oauth`; its login checks keys through the gateway appended to `gateways`."""
+    """The OAuth server of `serve --oauth`, made once the gateway's catalog is known (`start`): with an identity
+    provider, the scopes it knows are the document's. Its login checks keys through the gateway appended to
+    `gateways`; `auth` is the gateway's auth function, bound before the server exists."""
 
-    def __init__(self, server: Any, allowed_hosts: list[str], gateways: list[Gateway]) -> None:
-        self.server = server
+    def __init__(self, make: Callable[[Catalog], Any], allowed_hosts: list[str], gateways: list[Gateway]) -> None:
+        self._make = make
+        self.server: Any = None
         self.allowed_hosts = allowed_hosts
         self.gateways = gateways
+
+    def start(self, catalog: Catalog) -> Any:
+        """Make the OAuth server for `catalog`'s functions; the server."""
+        self.server = self._make(catalog)
+        return self.server
+
+    async def auth(self, token: str | None) -> Mapping[str, str]:
+        """The server's `auth`; the gateway is given this one before the server is made."""
+        if self.server is None:
+            raise UnavailableError("the OAuth server has not started yet; retry shortly", retry_after=1)
+        headers: Mapping[str, str] = await self.server.auth(token)
+        return headers
+
+
+def document_scopes(catalog: Catalog) -> tuple[str, ...]:
+    """Every OAuth scope the document's security requirements name, in order of first use."""
+    return tuple(
+        dict.fromkeys(scope for function in catalog.functions() for needed in function.oauth_scopes for scope in needed)
+    )
 
 
 def oauth_server(
     options: argparse.Namespace, flags: OAuthFlags, *, host: str, port: int, path: str, demo: bool
 ) -> OAuthSetup:
     """The authorization server `flags` describe for the gateway `options` describe, served at `host`:`port`,
-    its MCP endpoint at `path`."""
+    its MCP endpoint at `path` (made by `OAuthSetup.start`; the flags are checked here)."""
     import secrets
     from urllib.parse import urlsplit
 
@@ -172,32 +197,41 @@ def oauth_server(
     async def check(headers: Any) -> Any:
         return await gateways[0].call(headers, str(whoami), {})
 
-    try:
-        config = OAuthConfig(
-            issuer=base,
-            resource=f"{base}{path}",
-            secret_key=secret.encode(),
-            resource_name=options.output__name or ("Demo shop" if demo else "MCP server"),
-            clients=tuple(clients),
-            dynamic_registration=not flags.no_dcr,
-        )
+    def make(catalog: Catalog) -> Any:
+        try:
+            return server_for(catalog)
+        except OAuthError as error:
+            raise GatewayConfigError(f"--oauth: {error}") from error
+
+    def server_for(catalog: Catalog) -> Any:
+        scopes: tuple[str, ...] = ("mcp",)
+        initial: tuple[str, ...] | None = None
         login: Any = ApiKeyLogin(check)
         if flags.oauth_upstream:
+            # The scopes clients may ask for are the document's (and those the operator names, asked at login).
+            scopes = tuple(dict.fromkeys((*document_scopes(catalog), *flags.oauth_upstream_scopes))) or scopes
+            initial = tuple(flags.oauth_upstream_scopes) or None
             login = ProviderLogin(
                 IdentityProvider(
                     issuer=flags.oauth_upstream.rstrip("/"),
                     client_id=flags.oauth_upstream_client_id or "",
                     client_secret=flags.oauth_upstream_secret,
                     auth_method="client_secret_basic" if flags.oauth_upstream_secret else "none",
-                    scopes=tuple(
-                        dict.fromkeys(("openid", "profile", "email", "offline_access", *flags.oauth_upstream_scopes))
-                    ),
                     audience=flags.oauth_upstream_audience,
                     audience_params=tuple(name for name in flags.oauth_upstream_audience_params if name != "none"),
                     token_exchange=flags.oauth_token_exchange,
                 )
             )
-        server = OAuthServer(config, login=login, store=open_store(flags.oauth_store))
-    except OAuthError as error:
-        raise GatewayConfigError(f"--oauth: {error}") from error
-    return OAuthSetup(server, [urlsplit(base).netloc], gateways)
+        config = OAuthConfig(
+            issuer=base,
+            resource=f"{base}{path}",
+            secret_key=secret.encode(),
+            scopes=scopes,
+            default_scopes=initial,
+            resource_name=options.output__name or ("Demo shop" if demo else "MCP server"),
+            clients=tuple(clients),
+            dynamic_registration=not flags.no_dcr,
+        )
+        return OAuthServer(config, login=login, store=open_store(flags.oauth_store))
+
+    return OAuthSetup(make, [urlsplit(base).netloc], gateways)

@@ -409,6 +409,7 @@ async def test_with_oauth_tasks_live_in_the_oauth_store_unless_a_tasks_store_is_
     flags = OAuthFlags(**given(options, OAuthFlags))
     oauth = oauth_server(options, flags, host="127.0.0.1", port=8000, path="/mcp", demo=True)
     gateway, _ = gateways.build_gateway(options, lambda config: with_oauth(config, oauth, flags))
+    oauth.start(gateway.catalog)
     assert gateway.tasks is not None and gateway.config.tasks is not None
     assert gateway.config.tasks.store == oauth_store  # beside the OAuth records, in a table of its own
     await gateway.tasks.aclose()

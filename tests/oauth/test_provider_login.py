@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 import uvicorn
 from fastapi import Depends, FastAPI, Header, HTTPException
@@ -25,6 +26,7 @@ from joserfc.jwk import KeySet
 
 from gateway.gateway import Gateway
 from gateway.options import Security
+from gateway.policy import Access
 from oauth import OAuthConfig, OAuthServer
 from oauth._authlib import s256_challenge
 from oauth._crypto import Sealer, token_hash
@@ -87,10 +89,31 @@ def orders_api(idp: RunningProvider) -> Api:
     def me(claims: dict[str, Any] = Depends(token_claims)) -> dict[str, Any]:  # noqa: B008
         return {"id": claims["sub"], "scope": claims.get("scope", "")}
 
-    @app.get("/orders", operation_id="list_orders", tags=["orders"])
+    read, write = {"security": [{"provider": ["orders:read"]}]}, {"security": [{"provider": ["orders:write"]}]}
+
+    @app.get("/orders", operation_id="list_orders", tags=["orders"], openapi_extra=read)
     def orders(claims: dict[str, Any] = Depends(scoped("orders:read"))) -> list[dict[str, Any]]:  # noqa: B008
         return [{"id": 1, "customer": claims["sub"]}]
 
+    @app.post("/orders", operation_id="create_order", tags=["orders"], openapi_extra=write)
+    def create(claims: dict[str, Any] = Depends(scoped("orders:write"))) -> dict[str, Any]:  # noqa: B008
+        return {"id": 2, "customer": claims["sub"]}
+
+    def openapi() -> dict[str, Any]:
+        # The document says how the API is secured: the provider's OAuth scopes, per operation.
+        if app.openapi_schema is None:
+            schema = FastAPI.openapi(app)
+            schema.setdefault("components", {})["securitySchemes"] = {
+                "provider": {
+                    "type": "openIdConnect",
+                    "openIdConnectUrl": f"{idp.issuer}/.well-known/openid-configuration",
+                }
+            }
+            schema["security"] = [{"provider": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return api
 
 
@@ -111,7 +134,12 @@ class Site:
 
 @asynccontextmanager
 async def serve(
-    *, access_token_ttl: int = 30, renew_before: float = 5.0, token_exchange: bool = False, timeout: float = 10.0
+    *,
+    access_token_ttl: int = 30,
+    renew_before: float = 5.0,
+    token_exchange: bool = False,
+    timeout: float = 10.0,
+    document_scopes: bool = False,
 ) -> AsyncIterator[Site]:
     """The provider, then the site on real uvicorn (its port is chosen first: the provider must know the callback)."""
     sock = __import__("socket").socket()
@@ -123,14 +151,21 @@ async def serve(
     settings = IdpSettings(clients=(gateway_client,), access_token_ttl=access_token_ttl)
     with running_provider(settings) as idp:
         api = orders_api(idp)
-        config = OAuthConfig(issuer=base, resource=f"{base}/mcp", secret_key=SECRET, resource_name="Orders")
+        config = OAuthConfig(
+            issuer=base,
+            resource=f"{base}/mcp",
+            secret_key=SECRET,
+            resource_name="Orders",
+            scopes=("orders:read", "orders:write"),
+            default_scopes=("orders:read",),
+        )
         login = ProviderLogin(
             IdentityProvider(
                 issuer=idp.issuer,
                 client_id="gateway",
                 client_secret=CLIENT_SECRET,
                 auth_method="client_secret_post",
-                scopes=("openid", "profile", "email", "orders:read"),
+                scopes=("openid", "profile", "email"),
                 audience=idp.api,
                 token_exchange=token_exchange,
                 renew_before=renew_before,
@@ -139,7 +174,11 @@ async def serve(
         )
         server = OAuthServer(config, login=login)
         gateway = Gateway(
-            app=api.app, whoami="users.get_me", auth=server.auth, security=Security(allowed_hosts=["127.0.0.1"])
+            app=api.app,
+            whoami="users.get_me",
+            auth=server.auth,
+            security=Security(allowed_hosts=["127.0.0.1"]),
+            access=Access(document_scopes=document_scopes),
         )
         gateway.mount(api.app, "/mcp")
         server.mount(api.app)
@@ -412,3 +451,39 @@ async def test_the_providers_answer_is_taken_once_in_the_browser_that_started_th
         assert replayed.status_code == 400 and "finished already" in replayed.text
         forged = await http.get(f"{site.base}/authorize/callback?code=x&state=made-up")
         assert forged.status_code == 400 and "expired" in forged.text
+
+
+async def test_a_call_outside_the_grant_asks_for_the_scope_and_the_client_steps_up_at_the_provider() -> None:
+    async with serve(document_scopes=True) as site, httpx2.AsyncClient(timeout=10) as http:
+        person, storage = Person(http, site.idp), MemoryStorage()
+        async with connect(site, provider(site, storage, *handlers(person))) as client:
+            listed = await client.call_tool("search_functions", {"query": "orders"})
+            found = " ".join(block.text for block in listed.content if isinstance(block, types.TextContent))
+            # Granted orders:read at login: the function that needs orders:write is not among the caller's.
+            assert "orders.list_orders" in found and "orders.create_order" not in found
+            assert storage.tokens is not None and storage.tokens.scope == "orders:read"
+            # Its call asks for the scope (403 insufficient_scope); the official client logs in again for it,
+            # the provider asks the person, and the call goes through with the new token.
+            created = await client.call_tool("call_function", {"name": "orders.create_order", "args": {}})
+            assert not created.is_error, created
+            assert whoami(created) == {"id": 2, "customer": "bob"}
+        assert len(person.landed) == 2
+        assert storage.tokens is not None and set(storage.tokens.scope.split()) == {"orders:read", "orders:write"}
+        assert site.api.claims[-1]["scope"].split() == ["orders:read", "orders:write"]
+
+
+async def test_the_step_up_answer_names_the_missing_scope_where_to_log_in_and_keeps_the_token() -> None:
+    async with serve(document_scopes=True) as site, httpx2.AsyncClient(timeout=10) as http:
+        _, mcp = await logged_in(http, site)
+        call = mcp_call(mcp["access_token"])
+        call["json"]["params"]["arguments"] = {"name": "orders.create_order", "args": {}}
+        answer = await http.post(site.mcp_url, **call)
+        assert answer.status_code == 403
+        challenge = answer.headers["www-authenticate"]
+        assert 'error="insufficient_scope"' in challenge and 'scope="orders:read orders:write"' in challenge
+        assert f'resource_metadata="{site.base}/.well-known/oauth-protected-resource/mcp"' in challenge
+        # The token still works for what it was granted, and a function that does not exist is no step-up.
+        assert (await http.post(site.mcp_url, **mcp_call(mcp["access_token"]))).status_code == 200
+        call["json"]["params"]["arguments"] = {"name": "orders.nothing_here", "args": {}}
+        unknown = await http.post(site.mcp_url, **call)
+        assert unknown.status_code == 200 and "Unknown function" in unknown.text
