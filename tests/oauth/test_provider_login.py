@@ -19,10 +19,6 @@ import httpx2
 import mcp_types as types
 import pytest
 import uvicorn
-from fastapi import Depends, FastAPI, Header, HTTPException
-from joserfc import jwt
-from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
 
 from gateway.gateway import Gateway
 from gateway.options import Security
@@ -35,6 +31,7 @@ from tests.gateway.conftest import _Uvicorn
 from tests.oauth.clients import MemoryStorage, connect, handlers, provider, whoami
 from tests.oauth.conftest import REDIRECT_URI, SECRET, page_form, query
 from tests.oauth.idp import IdpClient, IdpSettings, RunningProvider, running_provider
+from tests.oauth.idp.api import Api, orders_api
 
 pytestmark = pytest.mark.anyio
 
@@ -45,76 +42,6 @@ ME = {"name": "users.get_me", "args": {}}
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@dataclass
-class Api:
-    """The REST API behind the gateway: it trusts the provider's access tokens only, and keeps what it was sent."""
-
-    app: FastAPI
-    received: list[str] = field(default_factory=list)
-    claims: list[dict[str, Any]] = field(default_factory=list)
-
-
-def orders_api(idp: RunningProvider) -> Api:
-    jwks_uri = httpx2.get(f"{idp.issuer}/.well-known/openid-configuration").json()["jwks_uri"]
-    keys = KeySet.import_key_set(httpx2.get(jwks_uri).json())
-    app = FastAPI(title="Orders API")
-    api = Api(app)
-
-    def token_claims(authorization: str = Header("")) -> dict[str, Any]:
-        token = authorization.removeprefix("Bearer ")
-        api.received.append(token)
-        try:
-            claims = dict(jwt.decode(token, keys, algorithms=["RS256", "ES256"]).claims)
-            jwt.JWTClaimsRegistry(
-                iss={"essential": True, "value": idp.issuer},
-                aud={"essential": True, "value": idp.api},
-                exp={"essential": True},
-            ).validate(claims)
-        except (JoseError, ValueError) as error:
-            raise HTTPException(401, f"not a token of the provider for this API: {error}") from None
-        api.claims.append(claims)
-        return claims
-
-    def scoped(scope: str) -> Any:
-        def check(claims: dict[str, Any] = Depends(token_claims)) -> dict[str, Any]:  # noqa: B008
-            if scope not in str(claims.get("scope", "")).split():
-                raise HTTPException(403, f"the token lacks the scope {scope}")
-            return claims
-
-        return check
-
-    @app.get("/me", operation_id="get_me", tags=["users"])
-    def me(claims: dict[str, Any] = Depends(token_claims)) -> dict[str, Any]:  # noqa: B008
-        return {"id": claims["sub"], "scope": claims.get("scope", "")}
-
-    read, write = {"security": [{"provider": ["orders:read"]}]}, {"security": [{"provider": ["orders:write"]}]}
-
-    @app.get("/orders", operation_id="list_orders", tags=["orders"], openapi_extra=read)
-    def orders(claims: dict[str, Any] = Depends(scoped("orders:read"))) -> list[dict[str, Any]]:  # noqa: B008
-        return [{"id": 1, "customer": claims["sub"]}]
-
-    @app.post("/orders", operation_id="create_order", tags=["orders"], openapi_extra=write)
-    def create(claims: dict[str, Any] = Depends(scoped("orders:write"))) -> dict[str, Any]:  # noqa: B008
-        return {"id": 2, "customer": claims["sub"]}
-
-    def openapi() -> dict[str, Any]:
-        # The document says how the API is secured: the provider's OAuth scopes, per operation.
-        if app.openapi_schema is None:
-            schema = FastAPI.openapi(app)
-            schema.setdefault("components", {})["securitySchemes"] = {
-                "provider": {
-                    "type": "openIdConnect",
-                    "openIdConnectUrl": f"{idp.issuer}/.well-known/openid-configuration",
-                }
-            }
-            schema["security"] = [{"provider": []}]
-            app.openapi_schema = schema
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
-    return api
 
 
 @dataclass
@@ -150,7 +77,7 @@ async def serve(
     )
     settings = IdpSettings(clients=(gateway_client,), access_token_ttl=access_token_ttl)
     with running_provider(settings) as idp:
-        api = orders_api(idp)
+        api = orders_api(idp.issuer, idp.api)
         config = OAuthConfig(
             issuer=base,
             resource=f"{base}/mcp",
