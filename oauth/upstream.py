@@ -47,7 +47,8 @@ _ACCESS_TOKEN_TYPE: Final = "urn:ietf:params:oauth:token-type:access_token"  # n
 class IdentityProvider:
     """The API's OpenID Connect provider and this server's client there.
 
-    `issuer` is the provider's issuer URL (its discovery document is `<issuer>/.well-known/openid-configuration`).
+    `issuer` is the provider's issuer, exactly as its discovery document (`<issuer>/.well-known/openid-configuration`)
+    names it (Auth0's ends with '/').
     Register a confidential client at the provider whose redirect URI is `<this server's issuer>/authorize/callback`
     and give its `client_id` and `client_secret` (`auth_method` says how it authenticates at the token endpoint).
     `scopes` are asked for at login: `openid` always; `offline_access` where the provider needs it to give a refresh
@@ -282,8 +283,8 @@ class ProviderLogin:
                 subject_token_type=_ACCESS_TOKEN_TYPE,
                 requested_token_type=_ACCESS_TOKEN_TYPE,
                 audience=str(self.provider.audience),
-                resource=str(self.provider.audience),
                 refusal="the identity provider refused to exchange the token for one for the API",
+                **self._resource(),
             )
             access = exchanged.get("access_token")
             if not isinstance(access, str):
@@ -358,7 +359,9 @@ class ProviderLogin:
         async with self._lock:
             metadata = self._metadata
             if metadata is None or now - metadata.fetched_at >= _METADATA_TTL:
-                document = await self._fetch_json(f"{self.provider.issuer}/.well-known/openid-configuration")
+                document = await self._fetch_json(
+                    f"{self.provider.issuer.rstrip('/')}/.well-known/openid-configuration"
+                )
                 _check_discovery(document, self.provider.issuer)
                 keys = await self._keys(str(document["jwks_uri"]))
                 self._metadata = _Metadata(document, keys, now, now)

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from gateway.errors import ConfigError as GatewayConfigError
 from gateway.errors import UnavailableError
@@ -19,6 +19,17 @@ if TYPE_CHECKING:
     from gateway.gateway import Gateway
 
 __all__ = ["OAuthFlags", "OAuthSetup", "oauth_server"]
+
+
+_AuthMethod = Literal["client_secret_basic", "client_secret_post"]
+
+
+def _auth_method(text: str) -> _AuthMethod:
+    if text == "client_secret_basic":
+        return "client_secret_basic"
+    if text == "client_secret_post":
+        return "client_secret_post"
+    raise ValueError(f"{text!r} is not client_secret_basic or client_secret_post")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,6 +100,16 @@ class OAuthFlags:
             "this gateway's client secret at the provider",
             env="OAUTH_UPSTREAM_CLIENT_SECRET",
             flag=False,
+            where="serve",
+        ),
+    )
+    oauth_upstream_auth_method: _AuthMethod = field(
+        default="client_secret_basic",
+        metadata=cli(
+            "how this gateway authenticates at the provider's token endpoint: client_secret_basic (default) or "
+            "client_secret_post (Auth0's default)",
+            metavar="METHOD",
+            parse=_auth_method,
             where="serve",
         ),
     )
@@ -213,10 +234,10 @@ def oauth_server(
             initial = tuple(flags.oauth_upstream_scopes) or None
             login = ProviderLogin(
                 IdentityProvider(
-                    issuer=flags.oauth_upstream.rstrip("/"),
+                    issuer=flags.oauth_upstream,
                     client_id=flags.oauth_upstream_client_id or "",
                     client_secret=flags.oauth_upstream_secret,
-                    auth_method="client_secret_basic" if flags.oauth_upstream_secret else "none",
+                    auth_method=flags.oauth_upstream_auth_method if flags.oauth_upstream_secret else "none",
                     audience=flags.oauth_upstream_audience,
                     audience_params=tuple(name for name in flags.oauth_upstream_audience_params if name != "none"),
                     token_exchange=flags.oauth_token_exchange,
