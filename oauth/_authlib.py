@@ -9,6 +9,7 @@ RFC 7636 transformation and syntax, the RFC 7591 and RFC 8414 metadata checks) a
 from __future__ import annotations
 
 import hmac
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
@@ -18,7 +19,7 @@ from authlib.oauth2.rfc6749.util import list_to_scope, scope_to_list
 from authlib.oauth2.rfc7591 import ClientMetadataClaims
 from authlib.oauth2.rfc7636.challenge import CODE_VERIFIER_PATTERN, create_s256_code_challenge
 from authlib.oauth2.rfc8414 import AuthorizationServerMetadata
-from joserfc import jwt
+from joserfc import jws, jwt
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
@@ -195,3 +196,18 @@ def verify_id_token(token: str, keys: KeySet, *, issuer: str, client_id: str, no
     if len(audiences) > 1 and claims.get("azp") != client_id:
         raise IdTokenError("the ID token has several audiences and its azp is not this client")
     return claims
+
+
+def token_audiences(token: str) -> tuple[str, ...] | None:
+    """The `aud` of a JWT access token (RFC 9068 §2.2), read without checking its signature (the API checks it;
+    this server has it from the provider's token endpoint); None for an opaque token or a JWT without `aud`."""
+    try:
+        claims = json.loads(jws.extract_compact(token.encode()).payload)
+    except (JoseError, ValueError, TypeError):
+        return None
+    audience = claims.get("aud") if isinstance(claims, dict) else None
+    if isinstance(audience, str):
+        return (audience,)
+    if isinstance(audience, list) and all(isinstance(item, str) for item in audience):
+        return tuple(audience)
+    return None

@@ -192,7 +192,10 @@ class ProviderLogin:
             (str(claims[key]) for key in ("name", "preferred_username", "email") if isinstance(claims.get(key), str)),
             subject,
         )
-        renewal = await self._renewal(metadata, token, previous_refresh=None)
+        try:
+            renewal = await self._renewal(metadata, token, previous_refresh=None)
+        except ProviderRefusedError as error:  # logged where it was found
+            raise LoginError(f"The identity provider's answer cannot be used: {error}.") from None
         # RFC 6749 §5.1: a response without `scope` granted what was asked.
         granted = token.get("scope")
         return Principal(
@@ -218,9 +221,9 @@ class ProviderLogin:
                 refusal="the identity provider refused to renew the login",
                 **self._resource(),
             )
+            return await self._renewal(metadata, token, previous_refresh=refresh_token)
         except LoginError as error:
             raise ProviderRefusedError(str(error)) from None
-        return await self._renewal(metadata, token, previous_refresh=refresh_token)
 
     def expires_at(self, kept: Mapping[str, str]) -> float | None:
         """When the kept access token expires (seconds since the epoch), or None when the provider did not say."""
@@ -265,6 +268,7 @@ class ProviderLogin:
     ) -> Renewal:
         access = token.get("access_token")
         if not isinstance(access, str) or str(token.get("token_type", "bearer")).lower() != "bearer":
+            logger.warning("the identity provider's answer holds no bearer access token")
             raise ProviderRefusedError("the identity provider's answer holds no bearer access token")
         kept: dict[str, str] = {}
         refresh = token.get("refresh_token") or previous_refresh
@@ -288,12 +292,28 @@ class ProviderLogin:
             )
             access = exchanged.get("access_token")
             if not isinstance(access, str):
+                logger.warning("the identity provider's token exchange gave no access token")
                 raise ProviderRefusedError("the identity provider's token exchange gave no access token")
             exchanged_in = exchanged.get("expires_in")
             if isinstance(exchanged_in, int | float) and not isinstance(exchanged_in, bool):
                 ends = self._clock() + float(exchanged_in)
                 kept["expires_at"] = repr(min(ends, float(kept.get("expires_at", ends))))
+        self._check_audience(access)
         return Renewal(credentials={"authorization": f"Bearer {access}"}, kept=kept)
+
+    def _check_audience(self, access: str) -> None:
+        """ProviderRefusedError when the access token is a JWT for another audience than the API's (a provider
+        whose settings for the API are wrong): the API would refuse every call. Opaque tokens are the API's to
+        judge."""
+        audiences = _authlib.token_audiences(access)
+        if self.provider.audience and audiences is not None and self.provider.audience not in audiences:
+            message = (
+                f"the identity provider issued an access token for {', '.join(map(repr, audiences))}, not for the "
+                f"API ({self.provider.audience!r}); check the API's identifier at the provider and "
+                "--oauth-upstream-audience"
+            )
+            logger.warning("%s", message)
+            raise ProviderRefusedError(message)
 
     async def _token(self, metadata: Mapping[str, Any], *, refusal: str, **form: str) -> dict[str, Any]:
         """A token endpoint answer; LoginError (`refusal` and the provider's words) when it refuses,

@@ -12,7 +12,7 @@ import pytest
 from joserfc import jwt
 from joserfc.jwk import ECKey, Key, KeySet, OctKey, OKPKey, RSAKey
 
-from oauth._authlib import IdTokenError, UnknownKeyError, key_set, oauth_client, verify_id_token
+from oauth._authlib import IdTokenError, UnknownKeyError, key_set, oauth_client, token_audiences, verify_id_token
 
 ISSUER = "https://idp.example"
 CLIENT_ID = "gateway"
@@ -183,3 +183,10 @@ async def test_the_oauth_client_authenticates_at_the_providers_endpoints_as_conf
         assert client.timeout.read == 4.5
     finally:
         await client.aclose()
+
+
+def test_an_access_tokens_audiences_are_read_from_a_jwt_and_unknown_for_an_opaque_token() -> None:
+    assert token_audiences(id_token(aud="https://api.example")) == ("https://api.example",)
+    assert token_audiences(id_token(aud=["https://api.example", "gateway"])) == ("https://api.example", "gateway")
+    for unknown in (id_token(aud=None), id_token(aud=7), id_token(aud=["api", 7]), "opaque-token", "a.b.c", ""):
+        assert token_audiences(unknown) is None, unknown

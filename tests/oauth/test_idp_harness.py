@@ -414,6 +414,19 @@ async def test_each_spoiled_id_token_fails_the_check_it_aims_at(
     verified(body["access_token"], provider, iss=idp.issuer, aud=API)
 
 
+async def test_an_access_token_for_another_api_is_signed_by_the_provider_but_fails_the_apis_audience(
+    http: httpx2.AsyncClient, idp: RunningProvider
+) -> None:
+    provider = await discover(http, idp)
+    with idp.faults(access_token="wrong_audience"):
+        request, body = await sign_in(http, idp, provider)
+    with pytest.raises(InvalidClaimError) as raised:
+        verified(body["access_token"], provider, iss=idp.issuer, aud=API)
+    assert raised.value.claim == "aud"
+    assert verified(body["access_token"], provider, iss=idp.issuer).claims["aud"] == "https://another-api.example.test"
+    verified(body["id_token"], provider, iss=idp.issuer, aud=GATEWAY.client_id, nonce=request.nonce)
+
+
 async def test_a_second_provider_signs_api_tokens_with_es256_and_its_own_short_lifetime(
     http: httpx2.AsyncClient,
 ) -> None:

@@ -365,6 +365,41 @@ async def test_an_id_token_that_does_not_hold_is_refused_with_a_page_and_a_log_l
     assert len(logged) == 1, logged
 
 
+async def test_an_access_token_for_another_api_is_refused_at_login_with_a_page_and_a_log_line_saying_why(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.upstream")
+    async with serve() as site, httpx2.AsyncClient(timeout=10) as http:
+        _, at_provider = await started_at_provider(http, site)
+        callback = await site.idp.login(http, at_provider)
+        with site.idp.faults(access_token="wrong_audience"):
+            page = await http.get(callback)
+        assert page.status_code == 400
+        assert "cannot be used" in page.text and "another-api.example.test" in page.text
+        assert "code=" not in page.text and "Allow" not in page.text  # no consent, nothing issued
+        assert site.api.received == []
+    logged = [record.getMessage() for record in caplog.records if "not for the API" in record.getMessage()]
+    assert len(logged) == 1, logged
+    assert "https://another-api.example.test" in logged[0] and "--oauth-upstream-audience" in logged[0]
+
+
+async def test_a_renewal_that_brings_a_token_for_another_api_ends_the_grant() -> None:
+    async with serve(access_token_ttl=3, renew_before=2.0) as site, httpx2.AsyncClient(timeout=10) as http:
+        client_id, mcp = await logged_in(http, site)
+        first = await http.post(site.mcp_url, **mcp_call(mcp["access_token"]))
+        assert first.status_code == 200 and "bob" in first.text, first.text
+        await anyio.sleep(1.5)
+        with site.idp.faults(access_token="wrong_audience"):
+            refused = await http.post(site.mcp_url, **mcp_call(mcp["access_token"]))
+        assert refused.status_code == 401 and 'error="invalid_token"' in refused.headers["www-authenticate"]
+        again = await http.post(
+            f"{site.base}/token",
+            data={"grant_type": "refresh_token", "refresh_token": mcp["refresh_token"], "client_id": client_id},
+        )
+        assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
+    assert len(site.api.received) == len(site.api.claims)  # every token the API was sent was one for it
+
+
 async def test_the_providers_answer_is_taken_once_in_the_browser_that_started_the_login() -> None:
     async with serve() as site, httpx2.AsyncClient(timeout=10) as http:
         _, at_provider = await started_at_provider(http, site)

@@ -27,7 +27,8 @@
 // The admin server (its own 127.0.0.1 port, so that it stays up while the provider is "down") switches faults:
 //   GET  ADMIN_URL/faults  the current switches
 //   POST ADMIN_URL/faults  {"refresh": "ok"|"refuse", "token_delay_ms": N, "down": bool,
-//                           "id_token": "ok"|"wrong_audience"|"wrong_issuer"|"wrong_nonce"|"expired"|"wrong_signature"}
+//                           "id_token": "ok"|"wrong_audience"|"wrong_issuer"|"wrong_nonce"|"expired"|"wrong_signature",
+//                           "access_token": "ok"|"wrong_audience"}
 //                          (fields left out keep their value); answers the switches now in force.
 import * as crypto from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -88,8 +89,11 @@ const TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange";
 const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 
 // The switches the admin server sets; all off at start.
-const HEALTHY = Object.freeze({ refresh: "ok", token_delay_ms: 0, down: false, id_token: "ok" });
+const HEALTHY = Object.freeze({ refresh: "ok", token_delay_ms: 0, down: false, id_token: "ok", access_token: "ok" });
 const ID_TOKEN_FAULTS = ["ok", "wrong_audience", "wrong_issuer", "wrong_nonce", "expired", "wrong_signature"];
+const ACCESS_TOKEN_FAULTS = ["ok", "wrong_audience"];
+// The audience of access tokens under the "wrong_audience" fault: an API the gateway was not configured for.
+const ANOTHER_API = "https://another-api.example.test";
 let faults = { ...HEALTHY };
 
 // Signing keys, new each start: the JWKS publishes RS256 and ES256; `stranger` signs tokens nobody can verify.
@@ -158,6 +162,13 @@ function spoilIdToken(idToken, fault) {
       return signJwt(header, payload, stranger);
   }
   return signJwt(header, payload, signing[header.alg]);
+}
+
+// A JWT access token re-signed for ANOTHER_API, as a provider whose API settings are wrong issues it.
+function spoilAccessToken(accessToken) {
+  const verified = verifiedJwt(accessToken);
+  if (!verified) return accessToken;
+  return signJwt(verified.header, { ...verified.claims, aud: ANOTHER_API }, signing[verified.header.alg]);
 }
 
 // The one resource server: the API, whose access tokens are JWTs for aud=<--api>.
@@ -343,6 +354,9 @@ provider.use(async (ctx, next) => {
   if (ctx.path === "/token" && ctx.status === 200 && ctx.body?.id_token && faults.id_token !== "ok") {
     ctx.body.id_token = spoilIdToken(ctx.body.id_token, faults.id_token);
   }
+  if (ctx.path === "/token" && ctx.status === 200 && ctx.body?.access_token && faults.access_token !== "ok") {
+    ctx.body.access_token = spoilAccessToken(ctx.body.access_token);
+  }
   console.error(`${ctx.method} ${ctx.path} ${ctx.status} ${Date.now() - started}ms`);
 });
 for (const event of ["server_error", "grant.error", "authorization.error", "revocation.error", "introspection.error"]) {
@@ -369,7 +383,8 @@ function checkedFaults(body) {
       (name === "refresh" && ["ok", "refuse"].includes(value)) ||
       (name === "token_delay_ms" && Number.isInteger(value) && value >= 0) ||
       (name === "down" && typeof value === "boolean") ||
-      (name === "id_token" && ID_TOKEN_FAULTS.includes(value));
+      (name === "id_token" && ID_TOKEN_FAULTS.includes(value)) ||
+      (name === "access_token" && ACCESS_TOKEN_FAULTS.includes(value));
     if (!ok) throw new Error(`bad fault ${JSON.stringify(name)}: ${JSON.stringify(value)}`);
     next[name] = value;
   }

@@ -101,12 +101,15 @@ class Faults:
     `down=True`: the provider's port refuses connections and open ones are cut; tokens survive, as in an outage.
     `id_token`: ID tokens from the token endpoint come spoiled: another `aud`, `iss` or `nonce`, already expired
     (each re-signed with the provider's key), or signed by a key outside its JWKS.
+    `access_token="wrong_audience"`: JWT access tokens come re-signed for another API
+    (`https://another-api.example.test`), as from a provider whose API settings are wrong.
     """
 
     refresh: Literal["ok", "refuse"] = "ok"
     token_delay_ms: int = 0
     down: bool = False
     id_token: IdTokenFault = "ok"
+    access_token: Literal["ok", "wrong_audience"] = "ok"
 
     def __post_init__(self) -> None:
         if self.token_delay_ms < 0:
