@@ -17,7 +17,8 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -e '.[dev]' -c constraints.txt
 	touch $(STAMP)
 
-# Node 22, MCP's conformance suite and Inspector, for the protocol tests (scripts/install-node-tools).
+# Node 22, MCP's conformance suite and Inspector, and oidc-provider, for the protocol and identity-provider tests
+# (scripts/install-node-tools).
 $(TOOLS_STAMP): scripts/install-node-tools
 	scripts/install-node-tools
 

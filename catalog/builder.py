@@ -282,9 +282,38 @@ class _Builder:
             body_term=body_term,
             operation_id=operation.get("operationId") if isinstance(operation.get("operationId"), str) else None,
             server=self._own_server(op),
+            oauth_scopes=self._oauth_scopes(op),
             _space=self.space,
             _max_nodes=self.max_schema_nodes,
         )
+
+    def _oauth_scopes(self, op: _Operation) -> tuple[tuple[str, ...], ...]:
+        """The scope sets of the operation's security requirements (OAS 3.1 §4.8.30: any one requirement will do;
+        each needs all its schemes), counting `oauth2` and `openIdConnect` schemes; () when one requirement needs
+        no scope (it is met without any, e.g. an API key, or `security: []`, public)."""
+        security = op.operation.get("security", self.data.get("security"))
+        if not isinstance(security, list) or not security:
+            return ()
+        components = self.data.get("components")
+        schemes = components.get("securitySchemes") if isinstance(components, Mapping) else None
+        schemes = schemes if isinstance(schemes, Mapping) else {}
+        alternatives: set[tuple[str, ...]] = set()
+        for requirement in security:
+            if not isinstance(requirement, Mapping):
+                continue
+            needed: set[str] = set()
+            for scheme_name, scopes in requirement.items():
+                scheme, _ = self.resolver.deref(schemes.get(scheme_name))
+                if (
+                    isinstance(scheme, Mapping)
+                    and scheme.get("type") in ("oauth2", "openIdConnect")
+                    and isinstance(scopes, list)
+                ):
+                    needed.update(scope for scope in scopes if isinstance(scope, str) and scope)
+            if not needed:
+                return ()
+            alternatives.add(tuple(sorted(needed)))
+        return tuple(sorted(alternatives))
 
     def _own_server(self, op: _Operation) -> str | None:
         """The first absolute URL among the operation's own servers when it is not one of the document's

@@ -77,6 +77,9 @@ class Function:
     #: The base URL of the operation's own `servers` (another host: uploads.github.com), else None: calls go to
     #: the gateway's app or upstream. Only upstream calls use it; an app in-process serves every route.
     server: str | None = None
+    #: The OAuth scopes the document requires of a call (its `security`, or the document's, on `oauth2` and
+    #: `openIdConnect` schemes): any one of these sets will do; empty when a call needs none.
+    oauth_scopes: tuple[tuple[str, ...], ...] = ()
     composite: Composite | None = None
     _space: SchemaSpace | None = field(default=None, repr=False, compare=False)
     _max_nodes: int = field(default=1000, repr=False, compare=False)

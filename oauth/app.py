@@ -31,6 +31,7 @@ from oauth.revoke import RevocationEndpoint
 from oauth.store import Clock, TokenStore
 from oauth.store_sqlite import SqliteStore
 from oauth.token import TokenEndpoint
+from oauth.upstream import ProviderLogin
 
 __all__ = ["OAuthServer"]
 
@@ -143,7 +144,12 @@ class OAuthServer:
         self.clients = ClientRegistry(
             config, self.store, documents=self.documents, server_metadata=self.metadata, clock=clock
         )
-        self.grants = Grants(config, self.store, sealer, clock=clock)
+        if isinstance(login, ProviderLogin):
+            login = login.bound(callback=config.endpoint("authorize/callback"))
+        self.login = login
+        self.grants = Grants(
+            config, self.store, sealer, clock=clock, renewer=login if isinstance(login, ProviderLogin) else None
+        )
         self.authorization = Authorization(
             config, self.store, sealer, self.clients, self.grants, login, clock=clock, events=self.events
         )
@@ -171,6 +177,11 @@ class OAuthServer:
             Route(
                 f"{base}/authorize/consent", _store_faults(authorization.decide, "authorize", events), methods=["POST"]
             ),
+            Route(
+                f"{base}/authorize/callback",
+                _store_faults(authorization.callback, "authorize", events),
+                methods=["GET"],
+            ),
             Route(f"{base}/token", _cors(_store_faults(token, "token", events)), methods=["POST", "OPTIONS"]),
             Route(f"{base}/revoke", _cors(_store_faults(revoke, "revoke", events)), methods=["POST", "OPTIONS"]),
         ]
@@ -194,6 +205,8 @@ class OAuthServer:
         router.routes[0:0] = self.routes()
 
     async def aclose(self) -> None:
-        """Close the store and the metadata-document fetcher."""
+        """Close the store, the metadata-document fetcher and the identity provider's client."""
         await self.documents.aclose()
+        if isinstance(self.login, ProviderLogin):
+            await self.login.aclose()
         await self.store.aclose()

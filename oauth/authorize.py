@@ -23,10 +23,10 @@ from oauth._crypto import Sealer, new_token, token_hash
 from oauth._http import client_address, rate_key, read_form, single_values
 from oauth.clients import Client, ClientRegistry
 from oauth.config import OAuthConfig
-from oauth.errors import ErrorCode, LoginError, ProtocolError
+from oauth.errors import ErrorCode, LoginError, ProtocolError, ProviderUnavailableError
 from oauth.events import Events
 from oauth.grants import Grants, Principal, same_resource
-from oauth.login import ApiKeyLogin, Login
+from oauth.login import ApiKeyLogin, Login, ProviderRedirect
 from oauth.store import Clock, TokenStore
 
 __all__ = ["Authorization"]
@@ -146,12 +146,25 @@ class Authorization:
             "principal": self._sealed(outcome) if outcome is not None else None,
             "expires_at": expires_at,
         }
-        await self.store.put("request", request_id, record, expires_at=expires_at)
         csrf = self.sealer.sign("form", request_id, cookie)
-        if outcome is not None:
-            response = self._consent(client, record, outcome.name, request_id, csrf)
+        if outcome is None and isinstance(self.login, ProviderRedirect):
+            # The person logs in at the identity provider, which sends the browser back to the callback.
+            try:
+                url, kept = await self.login.begin(scopes)
+            except ProviderUnavailableError as error:
+                return _provider_down(error)
+            record["upstream"] = self.sealer.seal(kept)
+            await self.store.put("request", request_id, record, expires_at=expires_at)
+            await self.store.put(
+                "request", _state_key(kept["state"]), {"request_id": request_id}, expires_at=expires_at
+            )
+            response: Response = _redirect(url, 303)
         else:
-            response = self._login_form(client, redirect_uri, request_id, csrf)
+            await self.store.put("request", request_id, record, expires_at=expires_at)
+            if outcome is not None:
+                response = self._consent(client, record, outcome.name, request_id, csrf)
+            else:
+                response = self._login_form(client, redirect_uri, request_id, csrf)
         response.set_cookie(
             self.cookie_name,
             cookie,
@@ -185,7 +198,7 @@ class Authorization:
             )
         # Scopes this server does not know are dropped, not refused, so a client's guess never breaks the login.
         scopes = [name for name in _authlib.scope_list(params.get("scope")) if name in self.config.scopes]
-        return challenge, scopes or list(self.config.scopes), self.config.resource
+        return challenge, scopes or list(self.config.initial_scopes), self.config.resource
 
     def _error_redirect(
         self, redirect_uri: str, state: str | None, code: ErrorCode, description: str, *, status: int
@@ -196,12 +209,80 @@ class Authorization:
         params.append(("iss", self.config.issuer))
         return _redirect(_authlib.add_query(redirect_uri, params), status)
 
-    def _sealed(self, principal: Principal) -> dict[str, str]:
-        return {
+    def _sealed(self, principal: Principal) -> dict[str, Any]:
+        sealed: dict[str, Any] = {
             "subject": principal.subject,
             "name": principal.name,
             "credentials": self.sealer.seal(principal.credentials),
         }
+        if principal.upstream is not None:
+            sealed["upstream"] = self.sealer.seal(principal.upstream)
+        if principal.scopes is not None:
+            sealed["scopes"] = list(principal.scopes)
+        return sealed
+
+    # GET /authorize/callback: back from the identity provider
+
+    async def callback(self, request: Request) -> Response:
+        """Finish a login at the identity provider: the answer must carry the `state` of a login this browser
+        started here, used once; then the consent page, as after a key."""
+        try:
+            params = single_values(request.query_params.multi_items())
+        except ProtocolError as error:
+            return pages.error_page("The identity provider sent a malformed answer", f"{error.description}.")
+        state = params.get("state")
+        if not state or not isinstance(self.login, ProviderRedirect):
+            return pages.error_page("This page was not opened by a login", f"The answer has no state. {_START_AGAIN}")
+        found = await self.store.get("request", _state_key(state))
+        if found is None:
+            return pages.error_page(
+                "This login has expired", f"It took too long, or was never started here. {_START_AGAIN}"
+            )
+        request_id = found["request_id"]
+        record = await self.store.get("request", request_id)
+        cookie = request.cookies.get(self.cookie_name)
+        if record is None:
+            return pages.error_page("This login has expired", f"The login took too long. {_START_AGAIN}")
+        if not cookie or token_hash(cookie) != record["browser"]:
+            logger.warning("refused an identity provider's answer in a browser that did not start the login")
+            return pages.error_page(
+                "This login was started in another browser",
+                f"Finish it in the browser where you started it. {_START_AGAIN}",
+                status=403,
+            )
+        _, first = await self.store.claim("request", _state_key(state))
+        if not first or "upstream" not in record:
+            logger.warning("refused an identity provider's answer whose state was used already (a replay?)")
+            return pages.error_page("This login was finished already", f"Its answer came twice. {_START_AGAIN}")
+        address = client_address(request, self.config.proxy_networks)
+        try:
+            client = await self.clients.find(record["client_id"], address=address)
+        except ProtocolError as error:
+            return _unidentified(error)
+        if client is None:
+            return pages.error_page("Unknown app", f"The app is no longer registered. {_START_AGAIN}")
+        if params.get("error") == "access_denied":
+            # The person declined at the provider: the app hears so, as from a denied consent.
+            self.events.login("denied")
+            await self.store.delete("request", request_id)
+            return self._error_redirect(
+                record["redirect_uri"], record["state"], "access_denied", "the user did not log in", status=303
+            )
+        try:
+            principal = await self.login.complete(params, self.sealer.unseal(record["upstream"]))
+        except LoginError as error:
+            self.events.login("refused")
+            await self.store.delete("request", request_id)
+            return pages.error_page("You could not be logged in", str(error))
+        except ProviderUnavailableError as error:
+            await self.store.delete("request", request_id)
+            return _provider_down(error)
+        self.events.login("accepted")
+        del record["upstream"]
+        record["principal"] = self._sealed(principal)
+        await self.store.put("request", request_id, record, expires_at=record["expires_at"])
+        csrf = self.sealer.sign("form", request_id, cookie)
+        return self._consent(client, record, principal.name, request_id, csrf)
 
     def _login_form(
         self, client: Client, redirect_uri: str, request_id: str, csrf: str, *, error: str | None = None
@@ -250,7 +331,7 @@ class Authorization:
         cookie = request.cookies.get(self.cookie_name)
         if (
             not cookie
-            or token_hash(cookie) != record["browser"]
+            or token_hash(cookie) != record.get("browser")
             or not self.sealer.verify(csrf, "form", request_id, cookie)
         ):
             logger.warning("refused a login form whose CSRF token or browser cookie does not match")
@@ -330,14 +411,20 @@ class Authorization:
             return self._error_redirect(redirect_uri, state, "access_denied", "the user denied access", status=303)
         sealed = record["principal"]
         principal = Principal(
-            subject=sealed["subject"], name=sealed["name"], credentials=self.sealer.unseal(sealed["credentials"])
+            subject=sealed["subject"],
+            name=sealed["name"],
+            credentials=self.sealer.unseal(sealed["credentials"]),
+            upstream=self.sealer.unseal(sealed["upstream"]) if "upstream" in sealed else None,
         )
+        # A provider may grant fewer scopes than were asked: the grant holds those it granted.
+        granted = sealed.get("scopes")
+        scopes = [name for name in record["scopes"] if granted is None or name in granted]
         code = await self.grants.issue_code(
             client=client,
             redirect_uri=redirect_uri,
             redirect_uri_given=record["redirect_uri_given"],
             code_challenge=record["code_challenge"],
-            scopes=record["scopes"],
+            scopes=scopes,
             resource=record["resource"],
             principal=principal,
         )
@@ -357,6 +444,22 @@ def _unidentified(error: ProtocolError) -> Response:
     response = pages.error_page("This app could not be identified", error.description, status=error.status)
     if error.retry_after is not None:
         response.headers["Retry-After"] = str(error.retry_after)
+    return response
+
+
+def _state_key(state: str) -> str:
+    """Where the pending login a provider's `state` belongs to is found (the state itself is never stored)."""
+    return f"state:{token_hash(state)}"
+
+
+def _provider_down(error: ProviderUnavailableError) -> Response:
+    logger.warning("the identity provider is unavailable: %s", error.detail)
+    response = pages.error_page(
+        "The identity provider cannot be reached",
+        f"Logging in needs it, and it did not answer. Try again in a minute. {_START_AGAIN}",
+        status=503,
+    )
+    response.headers["Retry-After"] = str(error.retry_after)
     return response
 
 

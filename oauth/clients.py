@@ -89,6 +89,19 @@ def redirect_uri_problem(uri: object) -> str | None:
     return None
 
 
+def application_type_problem(uri: str, application_type: str) -> str | None:
+    """Why `uri` cannot be a redirect URI of a client of `application_type` (OpenID Connect Dynamic Client
+    Registration §2), or None: a `web` client's are https on a host that is not this machine; a `native` app's are
+    loopback http, a private-use scheme, or https (RFC 8252 §7)."""
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if application_type == "web" and (scheme != "https" or parts.hostname in LOOPBACK_NAMES):
+        return f"redirect URI {uri!r}: a web application's redirect URIs are https on a public host; register as native"
+    if application_type == "native" and scheme == "http" and parts.hostname not in LOOPBACK_NAMES:
+        return f"redirect URI {uri!r}: a native app's http redirect URI must be on a loopback host"
+    return None
+
+
 def _loopback_key(uri: str) -> tuple[str, str, str, str] | None:
     """An http loopback URI without its port, for RFC 8252 §7.3 matching; None for any other URI."""
     if redirect_uri_problem(uri) is not None:
@@ -309,6 +322,19 @@ class ClientRegistry:
         name = checked.get("client_name")
         if name is not None and (not isinstance(name, str) or len(name) > 200):
             raise ProtocolError(code, "client_name must be a string of at most 200 characters")
+        application_type = metadata.get("application_type")
+        if application_type is not None:
+            if application_type not in ("web", "native"):
+                raise ProtocolError(
+                    code,
+                    f"application_type must be 'web' or 'native', not {application_type!r} (OpenID Connect "
+                    "Dynamic Client Registration §2)",
+                )
+            for uri in uris:
+                problem = application_type_problem(uri, application_type)
+                if problem is not None:
+                    raise ProtocolError("invalid_redirect_uri" if code == "invalid_client_metadata" else code, problem)
+            checked["application_type"] = application_type
         return checked
 
     async def register(self, metadata: Mapping[str, Any], *, address: str) -> dict[str, Any]:

@@ -10,7 +10,14 @@ from urllib.parse import urlsplit
 
 from oauth.errors import ConfigError
 
-__all__ = ["LOOPBACK_NAMES", "Network", "OAuthConfig", "PreregisteredClient", "is_loopback_url"]
+__all__ = [
+    "LOOPBACK_NAMES",
+    "Network",
+    "OAuthConfig",
+    "PreregisteredClient",
+    "check_base_url",
+    "is_loopback_url",
+]
 
 LOOPBACK_NAMES: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 """Host names that only reach this machine: the one place plain `http:` is allowed (OAuth 2.1 §1.5, RFC 8252 §7.3)."""
@@ -30,7 +37,8 @@ def is_loopback_url(url: str) -> bool:
     return host in LOOPBACK_NAMES
 
 
-def _check_base_url(name: str, url: str) -> None:
+def check_base_url(name: str, url: str) -> None:
+    """ConfigError unless `url` is an absolute https URL (http for loopback hosts) with no query or fragment."""
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a malformed port
@@ -78,7 +86,9 @@ class OAuthConfig:
     equal on every instance) seals the users' REST credentials at rest and signs the login forms.
 
     Lifetimes are seconds. `scopes` are the scopes the server knows (RFC 6749 §3.3); a request for others is
-    trimmed to these, never refused. `login` names the login page: `api_key` asks for the key the user has
+    trimmed to these, never refused. `default_scopes` (all of `scopes` when None) are what a request that names
+    none is given, and what the 401 challenge asks for; a client asks for more when a call needs them (scope
+    step-up). `login` names the login page: `api_key` asks for the key the user has
     for the REST API; `session` uses the host app's own login (see `oauth.login.SessionLogin`).
 
     Limits per client address keep one address from filling the store: `registrations_per_address` dynamic
@@ -95,6 +105,7 @@ class OAuthConfig:
     resource: str
     secret_key: bytes = field(repr=False)
     scopes: tuple[str, ...] = ("mcp",)
+    default_scopes: tuple[str, ...] | None = None
     resource_name: str = "MCP server"
     access_token_ttl: float = 3600.0
     refresh_token_ttl: float = 30 * 24 * 3600.0
@@ -110,8 +121,8 @@ class OAuthConfig:
     unused_client_ttl: float = 24 * 3600.0
 
     def __post_init__(self) -> None:
-        _check_base_url("issuer", self.issuer)
-        _check_base_url("resource", self.resource)
+        check_base_url("issuer", self.issuer)
+        check_base_url("resource", self.resource)
         if self.issuer.endswith("/"):
             raise ConfigError(f"issuer {self.issuer!r} must not end with '/': clients compare it as a string")
         if not isinstance(self.secret_key, bytes) or len(self.secret_key) < 32:
@@ -123,6 +134,12 @@ class OAuthConfig:
                 raise ConfigError(
                     f"scope {scope!r} is not an RFC 6749 scope token (printable ASCII, no space or quote)"
                 )
+        if self.default_scopes is not None and (
+            isinstance(self.default_scopes, str) or not set(self.default_scopes) <= set(self.scopes)
+        ):
+            raise ConfigError(
+                f"default_scopes must be a tuple of some of scopes {self.scopes!r}, got {self.default_scopes!r}"
+            )
         for name in ("access_token_ttl", "refresh_token_ttl", "code_ttl", "login_ttl", "unused_client_ttl"):
             value = getattr(self, name)
             if not isinstance(value, int | float) or value <= 0:
@@ -155,6 +172,11 @@ class OAuthConfig:
                     f"trusted_proxies: {entry!r} is not an IP address or network; give e.g. 10.0.0.7 or 10.0.0.0/8"
                 ) from None
         return tuple(networks)
+
+    @property
+    def initial_scopes(self) -> tuple[str, ...]:
+        """What a client that names no scope is given, and what the 401 challenge asks for."""
+        return self.default_scopes if self.default_scopes is not None else self.scopes
 
     @property
     def secure_cookies(self) -> bool:

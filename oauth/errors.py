@@ -9,6 +9,8 @@ OAuthError
 │   └── ClientDocumentError   a Client ID Metadata Document could not be fetched, is not acceptable, or a fetch
 │                             budget refused to fetch it now (`refused_by`)
 ├── LoginError         the person at the login page could not be logged in (shown on the page)
+├── ProviderUnavailableError  the identity provider cannot be reached or fails: answered 503 with Retry-After
+├── ProviderRefusedError      the identity provider refused to renew a login: the grant ends
 └── TokenError         an MCP request's access token is missing or not valid (answered 401 with `www_authenticate`)
 """
 
@@ -24,6 +26,8 @@ __all__ = [
     "LoginError",
     "OAuthError",
     "ProtocolError",
+    "ProviderRefusedError",
+    "ProviderUnavailableError",
     "StoreError",
     "StoreUnavailableError",
     "TokenError",
@@ -121,6 +125,22 @@ class ClientDocumentError(ProtocolError):
 
 class LoginError(OAuthError):
     """The login failed; the message is shown on the login page and says what to do."""
+
+
+class ProviderUnavailableError(OAuthError):
+    """The identity provider cannot be reached or answers with a server error: the server's trouble, not the
+    person's. `detail` is for the operator's log; `retry_after` seconds, answered as a 503 to an MCP request (an
+    exception with `retry_after` is the gateway's `Unavailability`)."""
+
+    def __init__(self, detail: str, *, retry_after: int = 5) -> None:
+        super().__init__("the identity provider is unavailable; retry shortly")
+        self.detail = detail
+        self.retry_after = retry_after
+
+
+class ProviderRefusedError(OAuthError):
+    """The identity provider refused to renew a login (the person's session there ended, or access was revoked):
+    the grant ends and the person logs in again."""
 
 
 class TokenError(OAuthError):

@@ -11,27 +11,60 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
+
+import anyio
 
 from oauth import _authlib
 from oauth._crypto import Sealer, new_token, token_hash
 from oauth.clients import Client
 from oauth.config import OAuthConfig
-from oauth.errors import ProtocolError, StoreError
+from oauth.errors import ProtocolError, ProviderRefusedError, ProviderUnavailableError, StoreError
 from oauth.store import Clock, TokenStore
 
-__all__ = ["AccessGrant", "Grants", "Principal", "TokenResponse"]
+__all__ = ["AccessGrant", "Grants", "Principal", "Renewal", "Renewer", "TokenResponse"]
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Principal:
-    """The user who logged in: a stable `subject`, a `name` to show, and the REST headers that act as them."""
+    """The user who logged in: a stable `subject`, a `name` to show, and the REST headers that act as them; with
+    an identity-provider login, `upstream` is what renews those headers (the provider's refresh token, when the
+    access token expires), kept sealed beside the grant."""
 
     subject: str
     name: str
     credentials: Mapping[str, str]
+    upstream: Mapping[str, str] | None = None
+    #: The scopes the identity provider granted, when it said (None: those asked for).
+    scopes: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Renewal:
+    """What renewing an identity-provider login gives: the REST headers to call the API with now, and what to keep
+    for the next renewal."""
+
+    credentials: dict[str, str]
+    kept: dict[str, str]
+
+
+class Renewer(Protocol):
+    """Renews and revokes the provider's tokens of a grant (`oauth.upstream.ProviderLogin`)."""
+
+    def due(self, kept: Mapping[str, str]) -> bool:
+        """Whether the kept access token is about to expire."""
+
+    def expires_at(self, kept: Mapping[str, str]) -> float | None:
+        """When the kept access token expires, if the provider said."""
+
+    async def renew(self, kept: Mapping[str, str]) -> Renewal:
+        """Fresh credentials; ProviderRefusedError when the provider refuses, ProviderUnavailableError when it
+        cannot be reached."""
+
+    async def revoke(self, kept: Mapping[str, str]) -> None:
+        """Revoke the kept tokens at the provider (best effort, never raises)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,13 +86,27 @@ def same_resource(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
 
 
+#: Seconds a renewal counts as under way (then another request may try), and a request waits for one.
+_RENEWAL_WINDOW = 30.0
+_RENEWAL_WAIT = 10.0
+
+
 class Grants:
     """Issues, exchanges, rotates, checks and revokes codes and tokens; every secret is stored hashed."""
 
-    def __init__(self, config: OAuthConfig, store: TokenStore, sealer: Sealer, *, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        config: OAuthConfig,
+        store: TokenStore,
+        sealer: Sealer,
+        *,
+        clock: Clock | None = None,
+        renewer: Renewer | None = None,
+    ) -> None:
         self.config = config
         self.store = store
         self.sealer = sealer
+        self.renewer = renewer
         self._clock = clock or time.time
 
     async def issue_code(
@@ -76,14 +123,18 @@ class Grants:
         """A new single-use authorization code, and the grant it will start (kept only as long as the code)."""
         now = self._clock()
         grant_id = new_token()
-        grant = {
+        grant: dict[str, Any] = {
             "client_id": client.client_id,
             "subject": principal.subject,
             "scopes": list(scopes),
             "resource": resource,
-            "credentials": self.sealer.seal(principal.credentials),
+            "credentials": self.sealer.seal({} if principal.upstream is not None else principal.credentials),
         }
         expires_at = now + self.config.code_ttl
+        if principal.upstream is not None:
+            # The provider's tokens live beside the grant, renewed without rewriting it (a revocation wins).
+            grant["upstream"] = True
+            await self._keep_upstream(grant_id, Renewal(dict(principal.credentials), dict(principal.upstream)), 0)
         await self.store.put("grant", grant_id, grant, expires_at=expires_at)
         code = new_token()
         record = {
@@ -143,6 +194,10 @@ class Grants:
         key = token_hash(refresh_token)
         record = await self.store.get("refresh", key)
         grant = await self.store.get("grant", record["grant_id"]) if record is not None else None
+        if record is not None and grant is None:
+            ended = await self.store.get("ended", record["grant_id"])
+            if ended is not None:
+                raise ProtocolError("invalid_grant", f"{ended['reason']}; log in again")
         if record is None or grant is None:
             raise ProtocolError("invalid_grant", "the refresh token is unknown, expired or revoked; authorize again")
         if grant["client_id"] != client.client_id:
@@ -169,6 +224,7 @@ class Grants:
         # The grant lives as long as its newest refresh token; a grant revoked since it was read stays revoked.
         if not await self.store.extend("grant", grant_id, expires_at=refresh_expires):
             raise ProtocolError("invalid_grant", "the authorization was revoked; authorize again")
+        await self.store.extend("upstream", grant_id, expires_at=refresh_expires)
         await self.store.put(
             "access", token_hash(access), {"grant_id": grant_id, "scopes": list(scopes)}, expires_at=access_expires
         )
@@ -191,7 +247,13 @@ class Grants:
         if grant is None or not same_resource(grant["resource"], self.config.resource):
             return None
         try:
-            credentials = self.sealer.unseal(grant["credentials"])
+            if grant.get("upstream"):
+                upstream = await self._upstream_credentials(record["grant_id"])
+                if upstream is None:
+                    return None
+                credentials = upstream
+            else:
+                credentials = self.sealer.unseal(grant["credentials"])
         except StoreError:
             logger.warning("the credentials of a grant cannot be unsealed (was the secret key changed?)")
             return None
@@ -215,4 +277,75 @@ class Grants:
             if grant["client_id"] != client.client_id:
                 raise ProtocolError("unauthorized_client", "the token was issued to another client")
             await self.store.delete("grant", record["grant_id"])
+            await self._end_upstream(record["grant_id"], revoke=True)
             return
+
+    # The identity provider's tokens of a grant
+
+    async def _keep_upstream(self, grant_id: str, renewal: Renewal, generation: int) -> None:
+        record = {
+            "credentials": self.sealer.seal(renewal.credentials),
+            "kept": self.sealer.seal(renewal.kept),
+            "generation": generation,
+        }
+        expires_at = self._clock() + self.config.refresh_token_ttl
+        await self.store.put("upstream", grant_id, record, expires_at=expires_at)
+
+    async def _end_upstream(self, grant_id: str, *, revoke: bool) -> None:
+        stored = await self.store.get("upstream", grant_id)
+        await self.store.delete("upstream", grant_id)
+        if revoke and stored is not None and self.renewer is not None:
+            await self.renewer.revoke(self.sealer.unseal(stored["kept"]))
+
+    async def _upstream_credentials(self, grant_id: str) -> dict[str, str] | None:
+        """The REST headers of an identity-provider grant, renewed first when they are about to expire; None when
+        the provider refused to renew them (the grant has ended)."""
+        stored = await self.store.get("upstream", grant_id)
+        if stored is None:
+            return None
+        credentials, kept = self.sealer.unseal(stored["credentials"]), self.sealer.unseal(stored["kept"])
+        renewer = self.renewer
+        if renewer is None or not renewer.due(kept):
+            return credentials
+        generation = int(stored["generation"])
+        # One renewal per grant and generation, across instances: the first to count renews, the others keep
+        # using the token until it expires (it is renewed ahead of that), then wait for the renewal.
+        if await self.store.count(f"renew:{grant_id}:{generation}", window=_RENEWAL_WINDOW) == 1:
+            return await self._renew(grant_id, generation, credentials, kept, renewer)
+        expires_at = renewer.expires_at(kept)
+        if expires_at is not None and expires_at > self._clock():
+            return credentials
+        with anyio.move_on_after(_RENEWAL_WAIT):
+            while True:
+                await anyio.sleep(0.1)
+                again = await self.store.get("upstream", grant_id)
+                if again is None:
+                    return None
+                if int(again["generation"]) != generation:
+                    return self.sealer.unseal(again["credentials"])
+        raise ProviderUnavailableError("another request has been renewing this login for too long")
+
+    async def _renew(
+        self, grant_id: str, generation: int, credentials: dict[str, str], kept: dict[str, str], renewer: Renewer
+    ) -> dict[str, str] | None:
+        try:
+            renewal = await renewer.renew(kept)
+        except ProviderRefusedError as error:
+            logger.info("the identity provider ended a login: %s", error)
+            await self.store.delete("grant", grant_id)
+            await self._end_upstream(grant_id, revoke=False)
+            reason = "the identity provider ended this login (it refused to renew it)"
+            until = self._clock() + self.config.refresh_token_ttl
+            await self.store.put("ended", grant_id, {"reason": reason}, expires_at=until)
+            return None
+        except ProviderUnavailableError:
+            await self.store.delete("attempts", f"renew:{grant_id}:{generation}")  # the next request tries again
+            expires_at = renewer.expires_at(kept)
+            if expires_at is not None and expires_at > self._clock():
+                return credentials  # still good for a while; the next call tries again
+            raise
+        if await self.store.get("grant", grant_id) is None:
+            await renewer.revoke(renewal.kept)  # revoked meanwhile: the new tokens go too
+            return None
+        await self._keep_upstream(grant_id, renewal, generation + 1)
+        return renewal.credentials

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -19,7 +19,7 @@ from starlette.responses import Response
 from oauth.errors import LoginError
 from oauth.grants import Principal
 
-__all__ = ["ApiKeyLogin", "Login", "SessionLogin", "WhoAmI", "bearer_headers"]
+__all__ = ["ApiKeyLogin", "Login", "ProviderRedirect", "SessionLogin", "WhoAmI", "bearer_headers"]
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +61,20 @@ class Login(Protocol):
 
     async def check_key(self, key: str) -> Principal:
         """The person an API key belongs to; LoginError (shown on the page) when it is not accepted."""
+
+
+@runtime_checkable
+class ProviderRedirect(Protocol):
+    """A login that happens elsewhere (`oauth.upstream.ProviderLogin`): the browser is sent to an identity provider
+    and comes back to `<issuer>/authorize/callback`."""
+
+    async def begin(self, scopes: Sequence[str]) -> tuple[str, dict[str, str]]:
+        """Where to send the browser to log in and grant `scopes` (the client's, as this server names them), and
+        the secrets to keep with the pending login (`state` among them)."""
+
+    async def complete(self, params: Mapping[str, str], kept: Mapping[str, str]) -> Principal:
+        """The person the provider's answer (`params`, the callback's query) names; LoginError when it refused or
+        its answer does not hold."""
 
 
 class ApiKeyLogin:

@@ -7,7 +7,7 @@ with a 401.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from oauth.config import OAuthConfig
 from oauth.errors import TokenError
@@ -25,10 +25,26 @@ class ScopedHeaders(dict[str, str]):
     The gateway reads the grant to decide which functions the caller sees and may call, and whose state is whose.
     """
 
-    def __init__(self, headers: Mapping[str, str], scopes: tuple[str, ...], client_id: str | None = None) -> None:
+    def __init__(
+        self,
+        headers: Mapping[str, str],
+        scopes: tuple[str, ...],
+        client_id: str | None = None,
+        *,
+        challenge: Callable[[Sequence[str]], str] | None = None,
+    ) -> None:
         super().__init__(headers)
         self.scopes = scopes
         self.client_id = client_id
+        self._challenge = challenge
+
+    def insufficient_scope(self, needed: Sequence[str]) -> str:
+        """The WWW-Authenticate value of a 403 asking for more scopes (RFC 6750 §3.1, MCP scope step-up): the
+        scopes already granted and `needed`, where to log in, what failed."""
+        scopes = list(dict.fromkeys((*self.scopes, *needed)))
+        if self._challenge is not None:
+            return self._challenge(scopes)
+        return f'Bearer error="insufficient_scope", scope="{" ".join(scopes)}"'
 
 
 class ResourceGuard:
@@ -42,10 +58,13 @@ class ResourceGuard:
         self.grants = grants
         self.events = events or Events()
 
-    def challenge(self, error: str | None = None, description: str | None = None) -> str:
-        """The WWW-Authenticate value of a 401: where the resource metadata is and which scopes to ask for
-        (RFC 9728 §5.1, MCP authorization: scope selection)."""
-        parts = [f'resource_metadata="{resource_metadata_url(self.config)}"', f'scope="{" ".join(self.config.scopes)}"']
+    def challenge(
+        self, error: str | None = None, description: str | None = None, *, scopes: Sequence[str] | None = None
+    ) -> str:
+        """The WWW-Authenticate value of a 401 (or a 403 with `insufficient_scope`): where the resource metadata is
+        and which scopes to ask for (RFC 9728 §5.1, MCP authorization: scope selection and step-up)."""
+        asked = self.config.initial_scopes if scopes is None else scopes
+        parts = [f'resource_metadata="{resource_metadata_url(self.config)}"', f'scope="{" ".join(asked)}"']
         if error is not None:
             parts.append(f'error="{error}"')
         if description is not None:
@@ -69,4 +88,11 @@ class ResourceGuard:
                 "the access token is invalid, expired, revoked or for another resource; refresh it or authorize again",
                 www_authenticate=self.challenge("invalid_token", "the access token is not valid for this resource"),
             )
-        return ScopedHeaders(grant.credentials, grant.scopes, grant.client_id)
+        return ScopedHeaders(
+            grant.credentials,
+            grant.scopes,
+            grant.client_id,
+            challenge=lambda scopes: self.challenge(
+                "insufficient_scope", "the call needs more scopes than the token holds", scopes=scopes
+            ),
+        )

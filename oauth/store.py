@@ -21,10 +21,14 @@ from oauth.errors import ConfigError
 
 __all__ = ["Clock", "RecordKind", "TokenStore", "open_store"]
 
-RecordKind = Literal["client", "new-client", "request", "code", "grant", "access", "refresh", "attempts"]
+RecordKind = Literal[
+    "client", "new-client", "request", "code", "grant", "access", "refresh", "attempts", "upstream", "ended"
+]
 """What a record is: a registered client that has had tokens, one that has not yet (kept with `put_capped`), a
 login in progress, an authorization code, a grant (one consent of one user to one client: the token family),
-an access token, a refresh token, or a counter of attempts (which only `count` reads and writes)."""
+an access token, a refresh token, a counter of attempts (which only `count` reads and writes), the identity
+provider's tokens of a grant (sealed; renewed apart from the grant), or why a grant ended when the provider
+ended it (so that its refresh is refused saying so)."""
 
 Clock = Callable[[], float]
 """Seconds since the epoch; injected so that tests can move time."""

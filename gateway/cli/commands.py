@@ -30,6 +30,7 @@ _ENVIRONMENT: Final = """environment:
   comma-separated; a switch is on for 1, true, yes or on). Read from the environment only:
   MCP_GATEWAY_TOKEN         (stdio) the API key or token sent to the REST API as `Authorization: Bearer ...`
   MCP_GATEWAY_OAUTH_SECRET  (serve --oauth) the key that signs and seals OAuth state
+  MCP_GATEWAY_OAUTH_UPSTREAM_CLIENT_SECRET  (serve --oauth-upstream) this gateway's client secret at the provider
   MCP_GATEWAY_CALLER_KEY    keys the caller hash of the call log (the same on every instance matches callers)
   MCP_GATEWAY_FETCH_TIMEOUT seconds to wait for a spec URL (default 10)"""
 

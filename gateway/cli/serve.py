@@ -55,6 +55,8 @@ def serve_command(options: argparse.Namespace, out: TextIO) -> int:
         oauth_server(options, flags, host=host, port=listen.port, path=listen.path, demo=demo) if flags.oauth else None
     )
     gateway, demo = build_gateway(options, (lambda config: with_oauth(config, oauth, flags)) if oauth else None)
+    if oauth is not None:
+        oauth.start(gateway.catalog)
     url = oauth.server.config.resource if oauth else f"http://{host}:{listen.port}{listen.path}"
     print(f"{gateway.name}: {len(gateway.catalog.functions())} functions, MCP endpoint {url}", file=out)
     if gateway.reference_path is not None:
@@ -92,14 +94,16 @@ def serve_command(options: argparse.Namespace, out: TextIO) -> int:
 
 
 def with_oauth(config: GatewayConfig, oauth: OAuthSetup, flags: OAuthFlags) -> GatewayConfig:
-    """`config` behind the OAuth server: its credentials from the server's tokens, its host accepted, and tasks
-    beside the OAuth server's store when --tasks is given without --tasks-store (the instances that serve
-    together share it already)."""
+    """`config` behind the OAuth server: its credentials from the server's tokens, its host accepted, tasks beside
+    the OAuth server's store when --tasks is given without --tasks-store (the instances that serve together share
+    it already), and with an identity provider, functions seen by the document's scopes."""
     security = replace(config.security, allowed_hosts=(*config.security.allowed_hosts, *oauth.allowed_hosts))
     tasks = config.tasks
     if tasks is not None and tasks.store is None:
         tasks = replace(tasks, store=flags.oauth_store)
-    return replace(config, auth=oauth.server.auth, security=security, tasks=tasks)
+    # Logged in at the API's identity provider, a caller sees the functions whose document scopes it was granted.
+    access = replace(config.access, document_scopes=True) if flags.oauth_upstream else config.access
+    return replace(config, auth=oauth.auth, security=security, tasks=tasks, access=access)
 
 
 def print_client_setup(

@@ -327,6 +327,20 @@ class StreamableHttpApp:
             return
         if body is None:  # the client left before sending the whole body: nobody to answer
             return
+        if self.endpoint.policy.visibility.access.document_scopes:
+            needed = _scopes_needed(body, scope[_CALLER])
+            if needed is not None:
+                # MCP authorization, scope step-up: 403 naming the scopes, so the client asks the person for them.
+                info: RequestInfo = scope[_REQUEST_INFO]
+                step_up = getattr(info.principal, "insufficient_scope", None)  # the credentials' own challenge
+                challenge = (
+                    str(step_up(needed))
+                    if callable(step_up)
+                    else f'Bearer error="insufficient_scope", scope="{" ".join(needed)}"'
+                )
+                message = f"the call needs the scope {' '.join(needed)}, which the token lacks; authorize again with it"
+                await _reject(send, 403, message, {"WWW-Authenticate": challenge})
+                return
         version = headers.get("mcp-protocol-version")
         receive = _replay(messages, receive)
         if (
@@ -471,6 +485,22 @@ class StreamableHttpApp:
             await send({"type": "http.response.body", "body": b""})
             return
         await _answer(send, 200, b"[" + b",".join(answers) + b"]")
+
+
+def _scopes_needed(body: bytes, caller: CallerPolicy) -> tuple[str, ...] | None:
+    """The scopes a single tools/call in `body` needs beyond the caller's grant (see `CallerPolicy.scopes_for_call`),
+    or None."""
+    if b"tools/call" not in body:
+        return None
+    try:
+        message = pydantic_core.from_json(body)
+    except ValueError:
+        return None
+    params = message.get("params") if isinstance(message, dict) and message.get("method") == "tools/call" else None
+    if not isinstance(params, dict) or not isinstance(name := params.get("name"), str):
+        return None
+    arguments = params.get("arguments")
+    return caller.scopes_for_call(name, arguments if isinstance(arguments, dict) else {})
 
 
 _UNPARSED: Final = object()

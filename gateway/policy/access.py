@@ -1,7 +1,8 @@
 """Who sees which functions: the operator's `Access` rules, and the per-caller `View` they cut from the catalog.
 
-Three rules, all optional: `hide` (patterns on function names no caller sees), the operator's
-`visible(caller, function)` hook, and OAuth scopes mapped to patterns (`{"orders:read": ["orders.list_*"]}`).
+Four rules, all optional: `hide` (patterns on function names no caller sees), the operator's
+`visible(caller, function)` hook, OAuth scopes mapped to patterns (`{"orders:read": ["orders.list_*"]}`), and the
+document's own scopes (`document_scopes`: each operation's security requirements, `Function.oauth_scopes`).
 A function is on a caller's view when every rule given lets it through. A function off the view is *unknown* to
 that caller, never "forbidden", so its name does not leak.
 
@@ -65,6 +66,15 @@ class Access:
         ),
     )
 
+    document_scopes: bool = field(
+        default=False,
+        metadata=cli(
+            "a caller whose token carries scopes sees and calls only the functions whose OAuth scopes (the "
+            "document's security requirements) it holds; a call of one it lacks asks for them (scope step-up)",
+            name="scopes-from-document",
+        ),
+    )
+
     def __post_init__(self) -> None:
         if isinstance(self.hide, str) or not all(isinstance(pattern, str) for pattern in self.hide):
             raise ConfigError(
@@ -79,7 +89,7 @@ class Access:
     @property
     def active(self) -> bool:
         """Whether some caller may see less than the whole catalog."""
-        return bool(self.hide) or self.visible is not None or self.scopes is not None
+        return bool(self.hide) or self.visible is not None or self.scopes is not None or self.document_scopes
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -114,6 +124,8 @@ class Visibility:
         hidden = _matching(catalog, access.hide)
         self._shown = self._all.names - hidden
         self._by_scopes: dict[frozenset[str], frozenset[str]] = {}
+        self._meeting_cache: dict[frozenset[str], frozenset[str]] = {}
+        self._required = {function.name: function.oauth_scopes for function in catalog.functions()}
         self._views: OrderedDict[frozenset[str], View] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -130,6 +142,8 @@ class Visibility:
         scopes = self.access.scopes
         if scopes is not None and caller.scopes is not None:
             names = names & self._scoped(caller.scopes)
+        if self.access.document_scopes and caller.scopes is not None:
+            names = names & self._meeting(caller.scopes)
         hook = self.access.visible
         if hook is not None:
             names = frozenset(
@@ -148,8 +162,42 @@ class Visibility:
         scopes = self.access.scopes
         if scopes is not None and caller.scopes is not None and function.name not in self._scoped(caller.scopes):
             return False
+        if (
+            self.access.document_scopes
+            and caller.scopes is not None
+            and not _meets(function.oauth_scopes, caller.scopes)
+        ):
+            return False
         hook = self.access.visible
         return hook is None or hook(caller, function) is True
+
+    def scopes_needed(self, caller: Caller, name: str) -> tuple[str, ...] | None:
+        """The scopes `caller` would need to call the function `name` when the document's scopes are all that keep
+        it off the caller's view (the requirement with the fewest missing scopes, whole); else None."""
+        granted = caller.scopes
+        if not self.access.document_scopes or granted is None or name not in self._shown:
+            return None
+        required = self._required.get(name, ())
+        if _meets(required, granted):
+            return None
+        scopes = self.access.scopes
+        if scopes is not None and name not in self._scoped(granted):
+            return None
+        hook = self.access.visible
+        if hook is not None and hook(caller, self.catalog.function(name)) is not True:
+            return None
+        return min(required, key=lambda needed: (len(set(needed) - granted), needed))
+
+    def _meeting(self, granted: frozenset[str]) -> frozenset[str]:
+        """The functions whose document scopes `granted` holds."""
+        found = self._meeting_cache.get(granted)
+        if found is None:
+            found = frozenset(name for name, required in self._required.items() if _meets(required, granted))
+            with self._lock:
+                if len(self._meeting_cache) >= _SCOPE_SETS:
+                    self._meeting_cache.clear()
+                self._meeting_cache[granted] = found
+        return found
 
     def _scoped(self, granted: frozenset[str]) -> frozenset[str]:
         found = self._by_scopes.get(granted)
@@ -176,6 +224,11 @@ class Visibility:
             while len(self._views) > _VIEWS:
                 self._views.popitem(last=False)
         return view
+
+
+def _meets(required: tuple[tuple[str, ...], ...], granted: frozenset[str]) -> bool:
+    """Whether `granted` holds every scope of one of the `required` sets (none required: always)."""
+    return not required or any(granted.issuperset(needed) for needed in required)
 
 
 def scope_map(items: Sequence[str]) -> dict[str, list[str]]:

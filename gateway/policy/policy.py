@@ -222,6 +222,20 @@ class CallerPolicy:
 
     # Which tools the caller is offered
 
+    def scopes_for_call(self, tool: str, arguments: Mapping[str, Any]) -> tuple[str, ...] | None:
+        """The scopes the caller's grant lacks for a call of `tool` (call_function naming a function, or a promoted
+        tool) that only the document's scopes keep from it: what a step-up asks for. None otherwise."""
+        function = self.policy.promoted.get(tool)
+        if function is not None:
+            name: object = function.name
+        elif tool == "call_function":
+            name = arguments.get("name")
+        else:
+            return None
+        if not isinstance(name, str) or self.caller.scopes is None:
+            return None
+        return self.policy.visibility.scopes_needed(self.caller, name)
+
     async def hidden_tools(self) -> frozenset[str]:
         """The tools the caller is not offered: promoted tools of functions it does not see, and run_script when
         the `allow` hook refuses it."""

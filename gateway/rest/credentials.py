@@ -62,25 +62,42 @@ class Credentials(dict[str, str]):
     client_id: str | None
 
     def __init__(
-        self, headers: Mapping[str, str], scopes: Collection[str] | None = None, client_id: str | None = None
+        self,
+        headers: Mapping[str, str],
+        scopes: Collection[str] | None = None,
+        client_id: str | None = None,
+        *,
+        step_up: Callable[[Sequence[str]], str] | None = None,
     ) -> None:
         super().__init__(headers)
         self.scopes = frozenset(scopes) if scopes is not None else None
         self.client_id = client_id
+        self._step_up = step_up
 
     @classmethod
     def of(cls, headers: Mapping[str, str]) -> Credentials:
         """`headers` with the grant they carry: `scopes` (any collection of strings) and `client_id` attributes,
-        as `oauth.ScopedHeaders` has them, or none."""
+        and an `insufficient_scope(needed)` method giving the challenge that asks for more, as `oauth.ScopedHeaders`
+        has them, or none."""
         scopes = getattr(headers, "scopes", None)
         if isinstance(scopes, str) or not isinstance(scopes, Collection):
             scopes = None
         client_id = getattr(headers, "client_id", None)
+        step_up = getattr(headers, "insufficient_scope", None)
         return cls(
             dict(headers),
             [str(scope) for scope in scopes] if scopes is not None else None,
             client_id if isinstance(client_id, str) else None,
+            step_up=step_up if callable(step_up) else None,
         )
+
+    def insufficient_scope(self, needed: Sequence[str]) -> str:
+        """The WWW-Authenticate value of a 403 that asks for `needed` scopes on top of those granted (RFC 6750
+        §3.1; MCP authorization, scope step-up)."""
+        if self._step_up is not None:
+            return str(self._step_up(needed))
+        scopes = " ".join(dict.fromkeys((*sorted(self.scopes or ()), *needed)))
+        return f'Bearer error="insufficient_scope", scope="{scopes}"'
 
 
 class Authentication:

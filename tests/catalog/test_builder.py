@@ -495,3 +495,91 @@ def test_header_parameters_that_frame_the_request_or_address_a_hop_are_dropped_w
     (warning,) = catalog.warnings
     assert warning.pointer == "#/paths/~1things/get/parameters/0"
     assert f"header parameter {header!r} is left out" in warning.message
+
+
+# OAuth scopes from the document's security requirements
+
+SCHEMES: dict[str, Any] = {
+    "oauth": {
+        "type": "oauth2",
+        "flows": {"clientCredentials": {"tokenUrl": "https://auth.example/token", "scopes": {"a": "", "b": ""}}},
+    },
+    "oidc": {"type": "openIdConnect", "openIdConnectUrl": "https://auth.example/.well-known/openid-configuration"},
+    "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
+    "shared": {"$ref": "#/components/securitySchemes/oauth"},
+}
+
+
+def scopes_of(operation_security: Any = None, *, document_security: Any = None) -> tuple[tuple[str, ...], ...]:
+    """The scopes of the one function of a document with `SCHEMES`, whose operation has `operation_security`
+    (left out when None) and the document `document_security` (left out when None)."""
+    fields: dict[str, Any] = {"operationId": "list", "tags": ["things"]}
+    if operation_security is not None:
+        fields["security"] = operation_security
+    extra: dict[str, Any] = {"components": {"securitySchemes": SCHEMES}}
+    if document_security is not None:
+        extra["security"] = document_security
+    return catalog_of({"/things": {"get": op(**fields)}}, **extra).function("things.list").oauth_scopes
+
+
+def test_a_function_needs_the_oauth_scopes_of_its_operations_security_requirement() -> None:
+    assert scopes_of([{"oauth": ["b", "a", "a"]}]) == (("a", "b"),)
+
+
+def test_without_security_of_its_own_a_function_needs_the_scopes_of_the_documents_requirement() -> None:
+    assert scopes_of(document_security=[{"oauth": ["a"]}]) == (("a",),)
+    assert scopes_of([{"oauth": ["b"]}], document_security=[{"oauth": ["a"]}]) == (("b",),)
+
+
+def test_a_function_without_security_anywhere_needs_no_scope() -> None:
+    assert scopes_of() == ()
+
+
+def test_an_operation_with_an_empty_security_list_is_public_whatever_the_document_requires() -> None:
+    assert scopes_of([], document_security=[{"oauth": ["a"]}]) == ()
+
+
+def test_an_api_key_beside_an_oauth_scheme_in_one_requirement_still_needs_the_oauth_scopes() -> None:
+    assert scopes_of([{"key": [], "oauth": ["a"]}]) == (("a",),)
+
+
+def test_two_alternative_requirements_give_two_scope_sets_either_of_which_will_do() -> None:
+    assert scopes_of([{"oauth": ["b"]}, {"oauth": ["a", "b"]}, {"oauth": ["b"]}]) == (("a", "b"), ("b",))
+
+
+@pytest.mark.parametrize(
+    "security",
+    [
+        [{"key": []}],  # an API key needs no scope
+        [{"oauth": ["a"]}, {"key": []}],  # the key is an alternative to the scope
+        [{"oauth": ["a"]}, {}],  # an empty requirement: anonymous access is allowed
+        [{"oauth": []}],  # oauth2 without scopes
+        [{"oauth": [""]}],  # an empty scope name is no scope
+        [{"nowhere": ["a"]}],  # a scheme the document does not define
+        [{"oauth": "a"}],  # scopes that are not a list
+        [{"oauth": [1, None]}],  # scopes that are not strings
+    ],
+)
+def test_a_requirement_that_can_be_met_without_a_scope_means_the_function_needs_none(security: Any) -> None:
+    assert scopes_of(security) == ()
+
+
+def test_open_id_connect_schemes_and_schemes_given_by_ref_count_as_oauth() -> None:
+    assert scopes_of([{"oidc": ["openid", "profile"]}]) == (("openid", "profile"),)
+    assert scopes_of([{"shared": ["a"]}]) == (("a",),)
+    assert scopes_of([{"oidc": ["openid"], "shared": ["a"]}]) == (("a", "openid"),)
+
+
+def test_requirements_that_are_not_objects_are_skipped_and_security_that_is_not_a_list_is_none() -> None:
+    assert scopes_of(["oauth", {"oauth": ["a"]}]) == (("a",),)
+    assert scopes_of({"oauth": ["a"]}) == ()
+
+
+def test_without_security_schemes_no_requirement_names_an_oauth_scheme() -> None:
+    function = catalog_of({"/things": {"get": op(operationId="list", tags=["things"], security=[{"oauth": ["a"]}])}})
+    assert function.function("things.list").oauth_scopes == ()
+    odd = catalog_of(
+        {"/things": {"get": op(operationId="list", tags=["things"], security=[{"oauth": ["a"]}])}},
+        components={"securitySchemes": ["oauth"]},
+    )
+    assert odd.function("things.list").oauth_scopes == ()

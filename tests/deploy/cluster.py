@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,10 +183,18 @@ def environment() -> dict[str, str]:
 
 @contextmanager
 def running_cluster(
-    logs: Path, *, instances: int = 3, extra_args: Sequence[str] = (), persistent: bool = False
+    logs: Path,
+    *,
+    instances: int = 3,
+    extra_args: Sequence[str] = (),
+    persistent: bool = False,
+    balancer_port: int | None = None,
+    extra_env: Mapping[str, str] | None = None,
 ) -> Iterator[Cluster]:
-    """Redis, `instances` gateways (the demo shop with --oauth) and HAProxy, on free 127.0.0.1 ports. A
-    `persistent` Redis keeps its data in an append-only file in `logs`, so tokens survive its restart."""
+    """Redis, `instances` gateways (the demo shop with --oauth, unless `extra_args` serve another app) and HAProxy,
+    on free 127.0.0.1 ports (the balancer on `balancer_port` when given: a provider must know the callback before).
+    A `persistent` Redis keeps its data in an append-only file in `logs`, so tokens survive its restart.
+    `extra_env` is added to the instances' environment."""
     if not 1 <= instances <= 3:
         raise ValueError(f"deploy/haproxy.cfg names 3 instances; asked for {instances}")
     redis_server = _binary("redis-server", "scripts/install-redis")
@@ -208,11 +216,11 @@ def running_cluster(
         )
         stack.callback(lambda: stop_process(redis.process))
         redis_url = f"redis://127.0.0.1:{redis_port}/0"
-        lb_port, stats_port = free_port(), free_port()
+        lb_port, stats_port = balancer_port or free_port(), free_port()
         base = f"http://127.0.0.1:{lb_port}"
         ports = [free_port() for _ in range(instances)]
         gateways: list[Process] = []
-        env = {**base_env, "MCP_GATEWAY_OAUTH_SECRET": SECRET}
+        env = {**base_env, "MCP_GATEWAY_OAUTH_SECRET": SECRET, **(extra_env or {})}
         for number, port in enumerate(ports, start=1):
             argv = [
                 sys.executable,

@@ -409,6 +409,7 @@ async def test_with_oauth_tasks_live_in_the_oauth_store_unless_a_tasks_store_is_
     flags = OAuthFlags(**given(options, OAuthFlags))
     oauth = oauth_server(options, flags, host="127.0.0.1", port=8000, path="/mcp", demo=True)
     gateway, _ = gateways.build_gateway(options, lambda config: with_oauth(config, oauth, flags))
+    oauth.start(gateway.catalog)
     assert gateway.tasks is not None and gateway.config.tasks is not None
     assert gateway.config.tasks.store == oauth_store  # beside the OAuth records, in a table of its own
     await gateway.tasks.aclose()
@@ -420,3 +421,51 @@ async def test_with_oauth_tasks_live_in_the_oauth_store_unless_a_tasks_store_is_
     assert gateway.tasks is not None
     await gateway.tasks.aclose()
     await oauth.server.aclose()
+
+
+@pytest.mark.anyio
+async def test_the_upstream_flags_describe_the_provider_and_its_client_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from oauth.upstream import ProviderLogin
+
+    monkeypatch.setenv("MCP_GATEWAY_OAUTH_SECRET", "s" * 40)
+    monkeypatch.setenv("MCP_GATEWAY_OAUTH_UPSTREAM_CLIENT_SECRET", "provider-secret")
+    options = _parse(
+        "--oauth",
+        "--oauth-store",
+        str(tmp_path / "oauth.sqlite3"),
+        "--oauth-upstream",
+        "https://tenant.eu.auth0.com/",
+        "--oauth-upstream-client-id",
+        "gateway",
+        "--oauth-upstream-auth-method",
+        "client_secret_post",
+        "--oauth-upstream-audience",
+        "https://api.example.com",
+        "--oauth-upstream-scope",
+        "offline_access",
+    )
+    flags = OAuthFlags(**given(options, OAuthFlags))
+    oauth = oauth_server(options, flags, host="127.0.0.1", port=8000, path="/mcp", demo=True)
+    gateway, _ = gateways.build_gateway(options, lambda config: with_oauth(config, oauth, flags))
+    server = oauth.start(gateway.catalog)
+    assert isinstance(server.login, ProviderLogin)
+    provider = server.login.provider
+    assert provider.issuer == "https://tenant.eu.auth0.com/"  # as the provider's discovery document names it
+    assert (provider.client_id, provider.client_secret, provider.auth_method) == (
+        "gateway",
+        "provider-secret",
+        "client_secret_post",
+    )
+    assert provider.audience == "https://api.example.com"
+    assert "offline_access" in provider.scopes
+    assert server.config.default_scopes == ("offline_access",)
+    await server.aclose()
+
+
+def test_an_unknown_token_endpoint_method_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--oauth-upstream-auth-method", "private_key_jwt"])
+    assert exit_info.value.code == EXIT_USAGE
+    assert "'private_key_jwt' is not client_secret_basic or client_secret_post" in capsys.readouterr().err

@@ -233,6 +233,44 @@ def test_plain_headers_carry_no_grant() -> None:
     assert (dict(made), made.scopes, made.client_id) == ({"x-key": "k"}, None, None)
 
 
+class Challenging(Scoped):
+    """Headers with a grant and its own step-up challenge, as `oauth.ScopedHeaders` have."""
+
+    def insufficient_scope(self, needed: object) -> object:
+        return Challenge(f"Bearer realm=test, scope={needed!r}")
+
+
+class Challenge:
+    """A challenge that is not a str until asked."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def test_credentials_ask_for_more_scopes_with_the_challenge_of_the_grant_they_came_with() -> None:
+    made = Credentials.of(Challenging({"x-key": "k"}, ("a",), "claude"))
+    assert made.insufficient_scope(("b", "c")) == "Bearer realm=test, scope=('b', 'c')"
+    assert type(made.insufficient_scope(("b",))) is str
+
+
+def test_credentials_without_a_challenge_of_their_own_ask_for_the_scopes_held_and_those_needed() -> None:
+    held = Credentials({"x-key": "k"}, ["b", "a"])
+    assert held.insufficient_scope(["c", "a"]) == 'Bearer error="insufficient_scope", scope="a b c"'
+    assert Credentials({"x-key": "k"}).insufficient_scope(["c"]) == 'Bearer error="insufficient_scope", scope="c"'
+    assert Credentials.of(Scoped({}, ("a",), None)).insufficient_scope(["b"]) == (
+        'Bearer error="insufficient_scope", scope="a b"'
+    )
+
+
+def test_an_insufficient_scope_attribute_that_cannot_be_called_is_no_challenge() -> None:
+    grant = Scoped({"x-key": "k"}, ("a",), None)
+    grant.insufficient_scope = "not callable"  # type: ignore[attr-defined]
+    assert Credentials.of(grant).insufficient_scope(["b"]) == 'Bearer error="insufficient_scope", scope="a b"'
+
+
 @pytest.mark.parametrize(
     ("authorization", "token"),
     [

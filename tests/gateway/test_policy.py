@@ -166,6 +166,7 @@ def test_scope_rules_are_copied_when_given_so_later_changes_to_the_mapping_chang
 def test_access_is_active_only_with_a_rule() -> None:
     assert not Access().active
     assert Access(hide=["a.*"]).active and Access(scopes={}).active and Access(visible=lambda c, f: True).active
+    assert Access(document_scopes=True).active and Visibility(shop(), Access(document_scopes=True)).active
     assert Access(hide=["a.*"]).hide == ("a.*",)
 
 
@@ -397,6 +398,172 @@ def test_the_instructions_of_at_most_64_views_are_kept_the_oldest_going_first() 
     assert policy.instructions_of(views[64]) == "render 65"
     assert policy.instructions_of(views[1]) == "render 2"
     assert policy.instructions_of(views[0]) == "render 66"
+
+
+# The document's own scopes (`Access.document_scopes`, `Function.oauth_scopes`)
+
+
+def _secured(operation_id: str, tag: str, *requirements: list[str], method: str = "get") -> dict[str, Any]:
+    operation = _operation(operation_id, tag, method)
+    operation[method]["security"] = [{"oauth": scopes} for scopes in requirements]
+    return operation
+
+
+@functools.cache
+def secured_shop() -> Catalog:
+    """Orders read with `orders:read`, written with both orders scopes or with `admin` and `audit`; customers read
+    with `customers:read`, deleted with `admin`; the audit public (`security: []`)."""
+    flows = {"authorizationCode": {"authorizationUrl": "https://a.example/auth", "tokenUrl": "https://a.example/t"}}
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Shop", "version": "1"},
+        "paths": {
+            "/orders": {
+                **_secured("list_orders", "orders", ["orders:read"]),
+                **_secured(
+                    "create_order", "orders", ["orders:read", "orders:write"], ["admin", "audit"], method="post"
+                ),
+            },
+            "/customers/{id}": {
+                **_secured("get_customer", "customers", ["customers:read"]),
+                **_secured("delete_customer", "customers", ["admin"], method="delete"),
+            },
+            "/audit": _secured("read_audit", "audit"),
+        },
+        "components": {"securitySchemes": {"oauth": {"type": "oauth2", "flows": flows}}},
+    }
+    return load_catalog(document)
+
+
+def test_the_document_requires_scopes_of_the_secured_shops_functions() -> None:
+    # What the tests below rely on.
+    assert {function.name: function.oauth_scopes for function in secured_shop().functions()} == {
+        "audit.read_audit": (),
+        "customers.delete_customer": (("admin",),),
+        "customers.get_customer": (("customers:read",),),
+        "orders.create_order": (("admin", "audit"), ("orders:read", "orders:write")),
+        "orders.list_orders": (("orders:read",),),
+    }
+
+
+def test_document_scopes_show_a_caller_only_the_functions_whose_scopes_its_token_holds() -> None:
+    policy = Policy(secured_shop(), access=Access(document_scopes=True))
+    assert names(policy.of(request(scopes=[]))) == ["audit.read_audit"]
+    assert names(policy.of(request(scopes=["orders:read", "other"]))) == ["audit.read_audit", "orders.list_orders"]
+    assert names(policy.of(request(scopes=["orders:read", "orders:write"]))) == [
+        "audit.read_audit",
+        "orders.create_order",
+        "orders.list_orders",
+    ]
+    assert names(policy.of(request(scopes=["admin", "audit", "customers:read"]))) == [
+        "audit.read_audit",
+        "customers.delete_customer",
+        "customers.get_customer",
+        "orders.create_order",
+    ]
+
+
+def test_document_scopes_leave_a_caller_whose_credentials_carry_no_scopes_alone() -> None:
+    policy = Policy(secured_shop(), access=Access(document_scopes=True))
+    api_key = policy.of(request(scopes=None))
+    assert len(names(api_key)) == 5
+    assert all(api_key.sees(function) for function in secured_shop().functions())
+    assert names(Policy(secured_shop()).of(request(scopes=[]))) == names(api_key)  # the rule is off by default
+
+
+def test_document_scopes_answer_sees_as_the_view_does() -> None:
+    policy = Policy(secured_shop(), access=Access(document_scopes=True, hide=["audit.*"]))
+    for scopes in (None, [], ["orders:read"], ["admin"], ["admin", "audit", "orders:read"]):
+        asked = policy.of(request(scopes=scopes))
+        assert [function.name for function in secured_shop().functions() if asked.sees(function)] == names(asked)
+
+
+def test_document_scopes_cut_further_what_the_scope_map_and_the_visible_hook_show() -> None:
+    def no_deletes(who: Caller, function: Function) -> bool:
+        return not function.name.startswith("customers.delete")
+
+    access = Access(document_scopes=True, scopes={"admin": ["customers.*"]}, visible=no_deletes)
+    policy = Policy(secured_shop(), access=access)
+    assert names(policy.of(request(scopes=["admin", "customers:read"]))) == ["customers.get_customer"]
+    assert names(policy.of(request(scopes=["admin"]))) == []
+
+
+def scopes_needed(access: Access, name: str, scopes: list[str] | None) -> tuple[str, ...] | None:
+    return Visibility(secured_shop(), access).scopes_needed(caller(scopes=scopes), name)
+
+
+def test_a_function_kept_off_only_by_the_documents_scopes_needs_its_requirement_with_the_fewest_missing() -> None:
+    access = Access(document_scopes=True)
+    assert scopes_needed(access, "orders.list_orders", []) == ("orders:read",)
+    # Both alternatives lack one scope or more: the one lacking fewest, given whole (with what is held already).
+    assert scopes_needed(access, "orders.create_order", ["orders:read"]) == ("orders:read", "orders:write")
+    assert scopes_needed(access, "orders.create_order", ["audit"]) == ("admin", "audit")
+    # As many missing in each: the first in order.
+    assert scopes_needed(access, "orders.create_order", []) == ("admin", "audit")
+    assert scopes_needed(access, "orders.create_order", ["admin", "orders:read"]) == ("admin", "audit")
+
+
+@pytest.mark.parametrize(
+    ("access", "name", "scopes"),
+    [
+        (Access(), "orders.list_orders", []),  # the rule is off
+        (Access(document_scopes=True), "orders.list_orders", None),  # an API key: no scopes to step up
+        (Access(document_scopes=True), "orders.list_orders", ["orders:read"]),  # held already
+        (Access(document_scopes=True), "audit.read_audit", []),  # public
+        (Access(document_scopes=True), "orders.no_such_function", []),  # unknown
+        (Access(document_scopes=True, hide=["orders.*"]), "orders.list_orders", []),  # hidden from everyone
+        (Access(document_scopes=True, scopes={"x": ["customers.*"]}), "orders.list_orders", ["x"]),  # not mapped
+        (Access(document_scopes=True, visible=lambda who, function: False), "orders.list_orders", []),  # refused
+        (Access(document_scopes=True, visible=lambda who, function: 1), "orders.list_orders", []),  # type: ignore[arg-type,return-value]
+    ],
+)
+def test_no_scopes_are_asked_for_a_function_the_documents_scopes_are_not_what_keeps_off(
+    access: Access, name: str, scopes: list[str] | None
+) -> None:
+    assert scopes_needed(access, name, scopes) is None
+
+
+def test_scopes_are_asked_for_a_function_the_other_rules_let_through() -> None:
+    mapped = Access(document_scopes=True, scopes={"x": ["orders.*"]})
+    assert scopes_needed(mapped, "orders.list_orders", ["x"]) == ("orders:read",)
+    hooked = Access(document_scopes=True, visible=lambda who, function: function.module == "orders")
+    assert scopes_needed(hooked, "orders.list_orders", []) == ("orders:read",)
+    assert scopes_needed(hooked, "customers.get_customer", []) is None
+
+
+def test_the_scopes_for_a_call_name_what_call_function_or_a_promoted_tool_lacks() -> None:
+    policy = Policy(secured_shop(), access=Access(document_scopes=True))
+    policy.promoted = {
+        "orders-list_orders": secured_shop().function("orders.list_orders"),
+        "audit-read_audit": secured_shop().function("audit.read_audit"),
+    }
+    reader = policy.of(request(scopes=["customers:read"]))
+    assert reader.scopes_for_call("call_function", {"name": "orders.list_orders", "args": {}}) == ("orders:read",)
+    assert reader.scopes_for_call("orders-list_orders", {}) == ("orders:read",)
+    assert reader.scopes_for_call("orders-list_orders", {"name": "customers.delete_customer"}) == ("orders:read",)
+    assert reader.scopes_for_call("call_function", {"name": "customers.delete_customer"}) == ("admin",)
+    assert reader.scopes_for_call("call_function", {"name": "customers.get_customer"}) is None  # held
+    assert reader.scopes_for_call("audit-read_audit", {}) is None  # public
+    assert reader.scopes_for_call("search_functions", {"name": "orders.list_orders"}) is None  # not a call
+    assert reader.scopes_for_call("call_function", {}) is None
+    assert reader.scopes_for_call("call_function", {"name": ["orders.list_orders"]}) is None
+    api_key = policy.of(request(scopes=None))
+    assert api_key.scopes_for_call("call_function", {"name": ["orders.list_orders"]}) is None
+    assert api_key.scopes_for_call("orders-list_orders", {}) is None
+
+
+def test_which_functions_a_scope_set_meets_is_worked_out_once_and_at_most_256_sets_are_kept() -> None:
+    # A bound on memory, not visible in any answer: the cache itself is looked at.
+    visibility = Visibility(secured_shop(), Access(document_scopes=True))
+    met = visibility._meeting(frozenset({"orders:read"}))
+    assert met == {"audit.read_audit", "orders.list_orders"}
+    assert visibility._meeting(frozenset({"orders:read"})) is met
+    for index in range(255):
+        visibility._meeting(frozenset({f"s{index}"}))
+    assert len(visibility._meeting_cache) == 256 and visibility._meeting(frozenset({"orders:read"})) is met
+    visibility._meeting(frozenset({"one more"}))
+    assert len(visibility._meeting_cache) == 1  # full: it starts over
+    assert visibility._meeting(frozenset({"orders:read"})) == met
 
 
 # What a caller may do

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Protocol
 
 import httpx2
 import mcp_types as types
@@ -14,7 +15,21 @@ from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 
-from tests.oauth.conftest import REDIRECT_URI, Browser, Site, query
+from tests.oauth.conftest import REDIRECT_URI, query
+
+
+class Served(Protocol):
+    """A site serving an MCP endpoint (`tests.oauth.conftest.Site`, or another test's)."""
+
+    @property
+    def mcp_url(self) -> str: ...
+
+
+class Person(Protocol):
+    """Someone at a browser who logs in and allows (`tests.oauth.conftest.Browser`, or one who logs in at an
+    identity provider): `authorize(url)` is where the browser ends up, at the client's redirect URI."""
+
+    async def authorize(self, url: str) -> str: ...
 
 
 class MemoryStorage:
@@ -43,7 +58,7 @@ RedirectHandler = Callable[[str], Awaitable[None]]
 CallbackHandler = Callable[[], Awaitable[AuthorizationCodeResult]]
 
 
-def handlers(browser: Browser) -> tuple[RedirectHandler, CallbackHandler]:
+def handlers(browser: Person) -> tuple[RedirectHandler, CallbackHandler]:
     """The SDK's redirect and callback handlers, with `browser` as the person who logs in and allows."""
     callbacks: list[str] = []
 
@@ -58,7 +73,7 @@ def handlers(browser: Browser) -> tuple[RedirectHandler, CallbackHandler]:
 
 
 def provider(
-    site: Site,
+    site: Served,
     storage: MemoryStorage,
     redirect: RedirectHandler,
     callback: CallbackHandler,
@@ -83,7 +98,7 @@ def provider(
 
 
 @asynccontextmanager
-async def connect(site: Site, auth: OAuthClientProvider) -> AsyncIterator[Client]:
+async def connect(site: Served, auth: OAuthClientProvider) -> AsyncIterator[Client]:
     """The official MCP client connected to the site's MCP endpoint through `auth`."""
     async with (
         httpx2.AsyncClient(auth=auth, timeout=10) as http,

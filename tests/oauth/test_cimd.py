@@ -222,6 +222,26 @@ async def test_a_metadata_document_client_logs_in_and_its_document_is_fetched_on
     assert elsewhere.status_code == 400 and "location" not in elsewhere.headers
 
 
+async def test_with_registration_turned_off_a_metadata_document_client_still_logs_in(tmp_path: Path) -> None:
+    async with (
+        document_server(tmp_path) as (documents, trust),
+        fetching_site(trust, dynamic_registration=False) as (
+            _,
+            web,
+        ),
+    ):
+        client, verifier = documents.url("good.json"), new_verifier()
+        landed = await Browser(web).authorize(authorize_url(client, verifier, redirect_uri=CALLBACK))
+        tokens = await exchange(web, client, query(landed)["code"], verifier, redirect_uri=CALLBACK)
+        registration = await web.post("/register", json={"redirect_uris": [CALLBACK]})
+        metadata = (await web.get("/.well-known/oauth-authorization-server")).json()
+    assert tokens.status_code == 200, tokens.text
+    assert registration.status_code in (404, 405)
+    assert "registration_endpoint" not in metadata
+    assert metadata["client_id_metadata_document_supported"] is True
+    assert landed.startswith(CALLBACK) and query(landed)["iss"] == BASE  # RFC 9207
+
+
 @dataclass
 class Refusals:
     """How a client named by a faulty document is refused: the authorization page, the token endpoint's answer,

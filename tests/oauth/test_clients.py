@@ -738,3 +738,52 @@ async def test_a_registration_asking_for_scopes_the_server_lacks_is_kept_and_tri
 def test_server_metadata_that_breaks_rfc_8414_is_a_config_error_saying_what_is_wrong() -> None:
     with pytest.raises(ConfigError, match=r"^the authorization server metadata is not valid: .*issuer"):
         validate_server_metadata({"issuer": "http://gw.example?x=1", "response_types_supported": ["code"]})
+
+
+# application_type (OpenID Connect Dynamic Client Registration §2)
+
+
+@pytest.mark.parametrize(
+    ("application_type", "redirect_uri"),
+    [
+        ("web", "https://claude.ai/api/mcp/auth_callback"),
+        ("native", "http://127.0.0.1:33418/callback"),
+        ("native", "http://localhost/callback"),
+        ("native", "com.example.app:/oauth2redirect"),
+        ("native", "https://app.example.com/callback"),
+    ],
+)
+async def test_a_client_registers_the_redirect_uris_its_application_type_allows_and_is_told_its_type(
+    application_type: str, redirect_uri: str
+) -> None:
+    async with site_and_web() as (_, web):
+        registered = await register(web, redirect_uri, application_type=application_type)
+    assert registered.status_code == 201, registered.text
+    assert registered.json()["application_type"] == application_type
+
+
+@pytest.mark.parametrize(
+    ("application_type", "redirect_uri", "said"),
+    [
+        ("web", "http://127.0.0.1:33418/callback", "a web application's redirect URIs are https on a public host"),
+        ("web", "https://localhost/callback", "a web application's redirect URIs are https on a public host"),
+        ("web", "com.example.app:/oauth2redirect", "a web application's redirect URIs are https on a public host"),
+    ],
+)
+async def test_a_redirect_uri_its_application_type_forbids_is_refused_saying_what_to_register_as(
+    application_type: str, redirect_uri: str, said: str
+) -> None:
+    async with site_and_web() as (_, web):
+        refused = await register(web, redirect_uri, application_type=application_type)
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "invalid_redirect_uri"
+    assert said in refused.json()["error_description"] and "register as native" in refused.json()["error_description"]
+
+
+async def test_an_unknown_application_type_is_refused_and_none_given_leaves_the_uris_as_they_are() -> None:
+    async with site_and_web() as (_, web):
+        refused = await register(web, application_type="desktop")
+        plain = await register(web, "http://127.0.0.1:33418/callback")
+    assert refused.status_code == 400 and refused.json()["error"] == "invalid_client_metadata"
+    assert "application_type must be 'web' or 'native', not 'desktop'" in refused.json()["error_description"]
+    assert plain.status_code == 201 and "application_type" not in plain.json()

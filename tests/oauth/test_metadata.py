@@ -64,9 +64,19 @@ async def test_an_issuer_with_a_path_serves_its_metadata_and_endpoints_under_tha
         ({"secret_key": b"short"}, "at least 32"),
         ({"scopes": ("has space",)}, "scope token"),
         ({"code_ttl": 3600}, "at most 600"),
+        ({"default_scopes": "mcp"}, r"^default_scopes must be a tuple of some of scopes \('mcp',\), got 'mcp'$"),
+        ({"default_scopes": ("mcp", "admin")}, r"default_scopes must be a tuple of some of scopes .*'admin'\)$"),
     ],
 )
 def test_a_config_that_cannot_be_served_says_what_to_fix(options: dict[str, object], problem: str) -> None:
     settings: dict[str, object] = {"issuer": "https://gw.example", "resource": "https://gw.example/mcp"}
     with pytest.raises(ConfigError, match=problem):
         OAuthConfig(**{"secret_key": SECRET, **settings, **options})  # type: ignore[arg-type]
+
+
+def test_a_client_that_names_no_scope_is_given_the_default_scopes_or_else_all_of_them() -> None:
+    settings: dict[str, object] = {"issuer": "https://gw.example", "resource": "https://gw.example/mcp"}
+    every = OAuthConfig(**settings, secret_key=SECRET, scopes=("mcp", "admin"))  # type: ignore[arg-type]
+    some = OAuthConfig(**settings, secret_key=SECRET, scopes=("mcp", "admin"), default_scopes=("admin",))  # type: ignore[arg-type]
+    assert (every.default_scopes, every.initial_scopes) == (None, ("mcp", "admin"))
+    assert some.initial_scopes == ("admin",)
