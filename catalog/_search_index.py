@@ -1,7 +1,8 @@
 """The function index behind search: BM25F over each function's fields, then adjustments for what the query wants.
 
 Each function is indexed by the words of its name, module, summary, path, args (names, enum values, path-arg
-descriptions), the terms it takes and returns, its description, and context (module and term descriptions). A
+descriptions), the terms it takes and returns, its description, context (module and term descriptions) and the
+property names of its answer (a field that adds to a match but not to any word's document frequency). A
 query's concepts score by BM25F with one idf per concept (its words and synonyms together); the sum is then
 adjusted by how much of the function's name the query covers, whether the function reads or writes as the query
 asks, whether its name starts with the query's verb, whether its module and its target (the thing its path ends
