@@ -1,7 +1,8 @@
 """The function index behind search: BM25F over each function's fields, then adjustments for what the query wants.
 
 Each function is indexed by the words of its name, module, summary, path, args (names, enum values, path-arg
-descriptions), the terms it takes and returns, its description, and context (module and term descriptions). A
+descriptions), the terms it takes and returns, its description, context (module and term descriptions) and the
+property names of its answer (a field that adds to a match but not to any word's document frequency). A
 query's concepts score by BM25F with one idf per concept (its words and synonyms together); the sum is then
 adjusted by how much of the function's name the query covers, whether the function reads or writes as the query
 asks, whether its name starts with the query's verb, whether its module and its target (the thing its path ends
@@ -28,7 +29,7 @@ from catalog._search_text import STOPWORDS, name_tokens, stem, tokens, words
 from catalog._search_vocabulary import INTENTS, VERBS, Intent, expand
 from catalog.model import Catalog, Function, Module, Term
 
-__all__ = ["FunctionIndex", "first_sentence"]
+__all__ = ["FunctionIndex", "first_sentence", "result_words"]
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,9 @@ class _Field:
     weight: float
     #: BM25 length normalization: 0 ignores the field's length, 1 divides by it fully.
     b: float
+    #: Whether the field's words count in a word's document frequency; an extra field (what a function answers)
+    #: only adds to a match, and leaves the weight of every word, and which words are the API's own, as they were.
+    counts: bool = True
 
 
 _FIELDS: Final[dict[str, _Field]] = {
@@ -47,6 +51,7 @@ _FIELDS: Final[dict[str, _Field]] = {
     "terms": _Field(0.8, 0.75),
     "description": _Field(0.6, 0.75),
     "context": _Field(0.2, 0.75),
+    "result": _Field(0.5, 0.75, counts=False),
 }
 _K1: Final = 1.2
 #: The least idf a concept has.
@@ -91,6 +96,13 @@ _MAX_CHOICES: Final = 16
 #: How deep the fields of a body's named terms are looked for (a choice of terms, each extending another).
 _TERM_DEPTH: Final = 3
 _TERM_REF: Final = "#/components/schemas/"
+#: How many levels of the answer's properties are indexed (`quota.remaining` is two).
+_RESULT_DEPTH: Final = 2
+#: A word of the answers of more than this share of the functions (or of `_RESULT_SPREAD_FLOOR`) is not indexed.
+_RESULT_SPREAD: Final = 0.03
+_RESULT_SPREAD_FLOOR: Final = 3
+#: At most this many property names of an answer are indexed (GitHub's repository has 90 at the first level).
+_RESULT_NAMES: Final = 120
 #: The term frequency at which a function counts fully in a word's document frequency (a summary mention).
 _SOFT_DF: Final = 3.0
 _ACTIONS: Final[tuple[Intent, ...]] = ("list", "read", "create", "update", "delete", "write")
@@ -128,21 +140,18 @@ class FunctionIndex:
         #: For each word, the saturated BM25F term frequency tf / (k1 + tf) in each function that has it.
         self.saturated: dict[str, dict[int, float]] = defaultdict(dict)
         spread: dict[str, float] = defaultdict(float)
-        specs = [(name, spec.weight, spec.b, average[name]) for name, spec in _FIELDS.items() if spec.weight]
+        specs = [(name, spec.weight, spec.b, average[name]) for name, spec in _FIELDS.items() if spec.counts]
+        extras = [(name, spec.weight, spec.b, average[name]) for name, spec in _FIELDS.items() if not spec.counts]
         for position, fields in enumerate(fields_by_function):
-            weighted: dict[str, float] = {}
-            add = weighted.get
-            for name, weight, b, mean in specs:
-                found = fields[name]
-                if found:
-                    norm = weight / (1.0 - b + b * len(found) / mean)
-                    for word in found:
-                        weighted[word] = add(word, 0.0) + norm
+            weighted = _weighted(fields, specs)
             for word, frequency in weighted.items():
-                self.saturated[word][position] = frequency / (_K1 + frequency)
                 # A word in every path ("accounts" in Twilio's) tells functions apart by where else it is: the
                 # document frequency counts a function fully only where the word weighs like a summary word.
                 spread[word] += 1.0 if frequency >= _SOFT_DF else frequency / _SOFT_DF
+            for word, extra in _weighted(fields, extras).items():
+                weighted[word] = weighted.get(word, 0.0) + extra
+            for word, frequency in weighted.items():
+                self.saturated[word][position] = frequency / (_K1 + frequency)
         self.count = count
         #: For each word, how many functions it is a main word of (a summary-level mention counts one).
         self.spread: dict[str, float] = dict(spread)
@@ -365,6 +374,19 @@ class FunctionIndex:
         return factor
 
 
+def _weighted(fields: dict[str, list[str]], specs: Sequence[tuple[str, float, float, float]]) -> dict[str, float]:
+    """Each word's BM25F term frequency over the fields `specs` name (field, weight, b, mean length)."""
+    weighted: dict[str, float] = {}
+    add = weighted.get
+    for name, weight, b, mean in specs:
+        found = fields[name]
+        if found:
+            norm = weight / (1.0 - b + b * len(found) / mean)
+            for word in found:
+                weighted[word] = add(word, 0.0) + norm
+    return weighted
+
+
 def _route_key(function: Function) -> tuple[str, ...] | None:
     """Module, method, summary, last named path segment and path args: equal for routes to one call (`/v1/chat`
     and `/chat`), not for calls on different scopes (`/pods` and `/namespaces/{ns}/pods`); None without summary."""
@@ -503,8 +525,16 @@ def _fields(catalog: Catalog, functions: Sequence[Function]) -> list[dict[str, l
         term_words[name] = tokens(" ".join((name, *term.aliases)) if term else name)
         term_context[name] = tokens(first_sentence(term.description)) if term else []
     module_context = {module.name: tokens(first_sentence(module.description)) for module in catalog.modules}
+    names_of: dict[tuple[str, int], list[str]] = {}
+    results = [result_words(function, terms, names_of) for function in functions]
+    # A word in the answers of many functions (`customer`, `capture_method` in Stripe's) tells none apart.
+    answered: dict[str, int] = defaultdict(int)
+    for words_of in results:
+        for word in set(words_of):
+            answered[word] += 1
+    most = max(_RESULT_SPREAD_FLOOR, _RESULT_SPREAD * len(functions))
     found: list[dict[str, list[str]]] = []
-    for function in functions:
+    for function, result in zip(functions, results, strict=True):
         choices = tokens(" ".join(_choices(function, terms)))
         names = list(dict.fromkeys([*uses.get(function.name, ()), *_named(function.returns, function.body_term)]))
         found.append(
@@ -520,9 +550,52 @@ def _fields(catalog: Catalog, functions: Sequence[Function]) -> list[dict[str, l
                 "terms": _flatten(term_words[name] for name in names),
                 "description": tokens(function.description[:_DESCRIPTION_CHARS]),
                 "context": module_context.get(function.module, []) + _flatten(term_context[name] for name in names),
+                "result": [word for word in result if answered[word] <= most],
             }
         )
     return found
+
+
+def result_words(
+    function: Function, terms: dict[str, Term], cache: dict[tuple[str, int], list[str]] | None = None
+) -> list[str]:
+    """The stems of the property names of what `function` answers, a level or two deep ("how much storage is
+    left" finds the read whose answer has `quota_remaining`): through named terms, array items and choices.
+    `cache` keeps each term's names between calls (one per catalog)."""
+    names = _property_names(function.return_schema, terms, _RESULT_DEPTH, {} if cache is None else cache)
+    return tokens(" ".join(dict.fromkeys(names[:_RESULT_NAMES])))
+
+
+def _property_names(
+    schema: object, terms: dict[str, Term], depth: int, cache: dict[tuple[str, int], list[str]]
+) -> list[str]:
+    if not isinstance(schema, dict) or depth <= 0:
+        return []
+    reference = schema.get("$ref")
+    if isinstance(reference, str) and reference.startswith(_TERM_REF):
+        key = (reference[len(_TERM_REF) :], depth)
+        if key not in cache:
+            cache[key] = []  # a term that holds itself adds nothing more
+            term = terms.get(key[0])
+            if term is not None and term.schema is not None:
+                cache[key] = _property_names(term.schema, terms, depth, cache)
+        return cache[key]
+    found: list[str] = []
+    items = schema.get("items")
+    if isinstance(items, dict):
+        found += _property_names(items, terms, depth, cache)
+    for combinator in ("anyOf", "oneOf", "allOf"):
+        members = schema.get(combinator)
+        if isinstance(members, list):
+            for member in members:
+                found += _property_names(member, terms, depth, cache)
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, value in properties.items():
+            if isinstance(name, str):
+                found.append(name)
+                found += _property_names(value, terms, depth - 1, cache)
+    return found[:_RESULT_NAMES]
 
 
 def _choices(function: Function, terms: dict[str, Term]) -> list[str]:

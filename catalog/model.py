@@ -229,13 +229,16 @@ class Catalog:
         return tuple(self._functions.values())
 
     def function(self, name: str) -> Function:
-        """The function with this full name (`module.function`); UnknownNameError lists the closest names."""
+        """The function with this full name (`module.function`); UnknownNameError lists the closest functions
+        (`catalog.suggestions`: near spellings, the route it names, the functions that share its words)."""
         found = self._functions.get(name) or self._functions.get(name.replace("-", ".", 1))
         if found is None:
+            from catalog.suggestions import closest_functions
+
             raise UnknownNameError(
                 f"no function named {shown(name)}",
                 name=name,
-                suggestions=_closest(name, self._functions),
+                suggestions=[function.name for function in closest_functions(self, name)],
             )
         return found
 

@@ -14,8 +14,9 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from catalog.errors import UnknownNameError, shown
+from catalog.errors import UnknownNameError
 from catalog.model import Catalog, Function
+from catalog.suggestions import unknown_function
 from gateway.errors import LimitError, ToolError
 from gateway.limits import Limits, option_name
 from gateway.policy.access import Access, View, Visibility
@@ -172,8 +173,7 @@ class CallerPolicy:
         try:
             return self.catalog.function(name)
         except UnknownNameError as error:
-            hint = f" Did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
-            raise ToolError(f"Unknown function {shown(name)}.{hint} Call search_functions to find functions.") from None
+            raise ToolError(unknown_function(self.catalog, name, error.suggestions)) from None
 
     @property
     def instructions(self) -> str:

@@ -12,8 +12,9 @@ from typing import Any
 import anyio
 import jsonschema
 
-from catalog.errors import UnknownNameError, shown
+from catalog.errors import UnknownNameError
 from catalog.model import Catalog, Function
+from catalog.suggestions import unknown_function
 from gateway._quick_check import Check, quick_check
 from gateway.arguments import argument_problems
 from gateway.errors import ArgumentError, RestError, ToolError
@@ -52,8 +53,7 @@ class Dispatcher:
         try:
             return self.catalog.function(name)
         except UnknownNameError as error:
-            hint = f" Did you mean {', '.join(error.suggestions)}?" if error.suggestions else ""
-            raise ToolError(f"Unknown function {shown(name)}.{hint} Call search_functions to find functions.") from None
+            raise ToolError(unknown_function(self.catalog, name, error.suggestions)) from None
 
     def validate(self, function: Function, args: Mapping[str, Any]) -> None:
         """ArgumentError naming every missing, unknown or ill-typed argument."""

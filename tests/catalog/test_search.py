@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
+from catalog._search_index import result_words
 from catalog._search_query import parse_query
 from catalog._search_text import stem, tokens
 from catalog.builder import build_catalog
@@ -643,3 +644,56 @@ def test_limit_caps_the_hits_and_must_be_positive(github: Catalog) -> None:
     assert len(search(github, "repository", limit=3).functions) == 3
     with pytest.raises(ValueError, match="limit"):
         search(github, "repository", limit=0)
+
+
+def _answering(operation_id: str, summary: str, path: str, properties: dict[str, Any]) -> dict[str, Any]:
+    ok = {"content": {"application/json": {"schema": {"type": "object", "properties": properties}}}}
+    return {
+        path: {
+            "get": {
+                "operationId": operation_id,
+                "tags": ["drive"],
+                "summary": summary,
+                "responses": {"200": {"description": "ok", **ok}},
+            }
+        }
+    }
+
+
+_PLAIN = {"type": "string"}
+#: A drive whose account read answers the quota, two levels down, and whose every answer has an owner.
+DRIVE: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "Drive", "version": "1"},
+    "paths": {
+        **_answering(
+            "getAbout",
+            "Get information about the user",
+            "/about",
+            {
+                "owner": _PLAIN,
+                "storage": {"type": "object", "properties": {"quota_remaining": {"type": "integer"}, "limit": _PLAIN}},
+            },
+        ),
+        **_answering("getFile", "Get a file", "/files/{id}", {"owner": _PLAIN, "name": _PLAIN}),
+        **_answering("listFiles", "List files", "/files", {"owner": _PLAIN, "files": {"type": "array"}}),
+        **_answering("getSettings", "Get the settings", "/settings", {"owner": _PLAIN, "theme": _PLAIN}),
+        **_answering("listDrives", "List shared drives", "/drives", {"owner": _PLAIN, "drives": {"type": "array"}}),
+    },
+}
+
+
+def test_a_function_is_found_by_what_its_answer_holds_a_level_or_two_deep() -> None:
+    catalog = build_catalog(load_document(DRIVE))
+    assert search(catalog, "how much quota is remaining", limit=1).functions[0].name == "drive.get_about"
+    # What the name and summary say still comes first.
+    assert search(catalog, "get a file", limit=1).functions[0].name == "drive.get_file"
+
+
+def test_a_word_in_most_answers_tells_no_function_apart() -> None:
+    catalog = build_catalog(load_document(DRIVE))
+    assert result_words(catalog.function("drive.get_about"), {}) == [
+        stem(word) for word in ("owner", "storage", "quota", "remaining", "limit")
+    ]
+    owner = SearchIndex(catalog).scored("owner")
+    assert owner == [], owner  # only in answers, and in every one of them

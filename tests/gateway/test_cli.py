@@ -141,7 +141,10 @@ def test_an_html_page_given_as_the_spec_is_called_an_html_page(
 
 def test_an_unknown_tool_suggests_functions_with_a_near_name(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["reference", "--tool", "list_item"]) == EXIT_REFUSED
-    assert "no function 'list_item'; did you mean users.list_users" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    # What its words name (an item of a shop is a product), and the nearest spelling.
+    assert "no function 'list_item'; did you mean products.list_products," in said
+    assert "users.list_users?" in said
     assert main(["reference", "--tool", "nope"]) == EXIT_REFUSED
     assert "catalog search SPEC WORDS" in capsys.readouterr().err
 

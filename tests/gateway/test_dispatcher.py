@@ -97,8 +97,10 @@ def test_an_unknown_function_is_refused_with_the_closest_names_and_where_to_look
     with pytest.raises(ToolError) as raised:
         dispatcher().function("items.get_itme")
     assert str(raised.value) == (
-        "Unknown function 'items.get_itme'. Did you mean items.get_item, items.get_owner? "
-        "Call search_functions to find functions."
+        "Unknown function 'items.get_itme'. The closest:\n"
+        "- items.get_item(item_id: integer, color?: string | null) -> object — Get Item [read]\n"
+        "- items.get_owner(item_id: integer) -> {[key: string]: string} — Get Owner [read]\n"
+        "Call search_functions to find others."
     )
 
 

@@ -364,8 +364,11 @@ def test_an_unknown_function_suggests_only_the_callers_own() -> None:
         policy.of(request()).function("orders.get_ordr")
     assert "customers." not in str(hidden.value).replace("'customers.get_customr'", "")
     assert str(near.value) == (
-        "Unknown function 'orders.get_ordr'. Did you mean orders.get_order, orders.create_order, orders.list_orders? "
-        "Call search_functions to find functions."
+        "Unknown function 'orders.get_ordr'. The closest:\n"
+        "- orders.get_order(id: string) -> void — GET /orders/{id} [read]\n"
+        "- orders.create_order(id?: string) -> Order — POST /orders [write]\n"
+        "- orders.list_orders() -> void — GET /orders [read]\n"
+        "Call search_functions to find others."
     )
     assert policy.of(request()).function("orders.get_order").name == "orders.get_order"
     with pytest.raises(ToolError) as far:
