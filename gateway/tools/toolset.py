@@ -538,13 +538,20 @@ def declared(
     if found.left_out:
         names = list(dict.fromkeys(name.split(".", 1)[0] for name in found.left_out)) if whole_modules else []
         what = f"{len(names)} modules" if whole_modules else f"{len(found.left_out)} functions"
-        notes.append(f"// Cut at the size limit: {what} left out ({_few(names or list(found.left_out))}); {instead}")
+        notes.append(_note(f"// Cut at the size limit: {what} left out", names or list(found.left_out), instead))
     if found.open_types:
-        notes.append(
-            f"// Left open to keep within the size limit: {_few(list(found.open_types))}; explain_term gives their "
-            "fields."
-        )
+        fields = "explain_term gives their fields."
+        notes.append(_note("// Left open to keep within the size limit", list(found.open_types), fields))
     return found.text + "".join(f"{note}\n" for note in notes)
+
+
+def _note(head: str, names: Sequence[str], then: str) -> str:
+    """`head (some of names); then`, naming fewer names until it fits in half the room kept for notes."""
+    for count in (8, 5, 3, 1):
+        note = f"{head} ({_few(names, count)}); {then}"
+        if len(note.encode()) < _DECLARATION_NOTE // 2:
+            return note
+    return f"{head}; {then}"
 
 
 def _few(names: Sequence[str], count: int = 8) -> str:
