@@ -6,7 +6,8 @@ text or regular expression is no call) and finds `api.<module>.<function>(` call
 module or function the script's `api` does not have, or with a key the function takes no argument of, is a
 `CallProblem` naming the closest of the script's own names (`functions`: a caller's view; no other name is ever
 suggested). Anything dynamic is left to run time: computed or escaped names, spreads, a script that binds `api`
-itself, `with` and `eval`. So a script the check refuses would have failed at those calls.
+itself, `with` and `eval`, and a function the script also looks at without calling it (`if (api.m.f) ...`: it may
+test before it calls). So a script the check refuses would have failed at those calls.
 """
 
 from __future__ import annotations
@@ -58,8 +59,11 @@ def check_calls(source: str, functions: Sequence[str], arguments: Mapping[str, C
         modules.setdefault(module, []).append(function)
     known = frozenset(functions)
     problems: list[CallProblem] = []
-    for call in _calls(tokens, lines):
+    calls, looked_at = _calls(tokens, lines)
+    for call in calls:
         full = f"{call.module}.{call.function}"
+        if full not in known and (call.module in looked_at or full in looked_at):
+            continue  # the script tests whether it exists before calling it
         if call.module not in modules:
             close = _closest(call.module, list(modules))
             hint = f"; did you mean {', '.join(f'api.{name}' for name in close)}?" if close else ""
@@ -115,8 +119,10 @@ def _is_property(tokens: Sequence[Token], index: int) -> bool:
     return previous is not None and previous.kind == "punct" and previous.value in (".", "?.")
 
 
-def _calls(tokens: Sequence[Token], lines: _LineIndex) -> list[_Call]:
+def _calls(tokens: Sequence[Token], lines: _LineIndex) -> tuple[list[_Call], set[str]]:
+    """The static calls, and the modules and functions (`m`, `m.f`) the script names without calling."""
     found: list[_Call] = []
+    looked_at: set[str] = set()
     for index, token in enumerate(tokens):
         if token.kind != "name" or token.value != "api" or _is_property(tokens, index):
             continue
@@ -125,15 +131,17 @@ def _calls(tokens: Sequence[Token], lines: _LineIndex) -> list[_Call]:
             continue
         function_end, function = _member(tokens, module_end)
         if function is None:
+            looked_at.add(module)
             continue
         opening = function_end
         if _punct(tokens, opening, "?.") and _punct(tokens, opening + 1, "("):
             opening += 1
         if not _punct(tokens, opening, "("):
+            looked_at.add(f"{module}.{function}")
             continue
         keys = _keys(tokens, opening + 1, lines)
         found.append(_Call(module=module, function=function, line=lines.line(token.start), keys=keys))
-    return found
+    return found, looked_at
 
 
 def _punct(tokens: Sequence[Token], index: int, value: str) -> bool:

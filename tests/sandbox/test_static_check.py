@@ -106,6 +106,9 @@ def test_a_call_in_a_string_comment_template_or_regular_expression_is_no_call(so
         "api.nope.x.call(null, {})",
         "await call('shop.get_itme', {idd: 1})",
         "await api.shop.get_item({id: 1}, {idd: 2})",
+        "if (api.shop.get_itme) await api.shop.get_itme({id: 1})",
+        "typeof api.shops === 'object' && await api.shops.list_items()",
+        "await (api.nope?.x ?? api.shop.echo)({})",
     ],
 )
 def test_what_is_dynamic_is_left_to_run_time(source: str) -> None:
