@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["last_statement", "with_implicit_return"]
+__all__ = ["Token", "last_statement", "tokenize", "with_implicit_return"]
 
 _IDENT = re.compile(r"(?:[A-Za-z_$#\\\u0080-\U0010ffff])(?:[\w$\\\u0080-\U0010ffff])*")
 _NUMBER = re.compile(r"(?:0[xXoObB][0-9a-fA-F_]+n?|(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?n?)")
@@ -49,7 +49,9 @@ class _LexError(Exception):
 
 
 @dataclass(slots=True)
-class _Token:
+class Token:
+    """One significant token: its kind (name, number, string, template, regex, punct), text and place."""
+
     kind: str  # name, number, string, template, regex, punct
     value: str
     start: int
@@ -107,7 +109,16 @@ def last_statement(source: str) -> tuple[int, int] | None:
     return head.start, tokens[last].end
 
 
-def _starts_statement(tokens: list[_Token], index: int) -> bool:
+def tokenize(source: str) -> list[Token] | None:
+    """The significant tokens of `source` (comments dropped; a string, template part or regular expression is one
+    token), or None when something in it is unterminated."""
+    try:
+        return _tokenize(source)
+    except _LexError:
+        return None
+
+
+def _starts_statement(tokens: list[Token], index: int) -> bool:
     if index == 0:
         return True
     previous, token = tokens[index - 1], tokens[index]
@@ -124,7 +135,7 @@ def _starts_statement(tokens: list[_Token], index: int) -> bool:
     return token.kind == "punct" and token.value in _STARTS_LINE
 
 
-def _can_end(token: _Token) -> bool:
+def _can_end(token: Token) -> bool:
     if token.kind == "name":
         return token.value not in _CANNOT_END
     if token.kind == "punct":
@@ -134,20 +145,22 @@ def _can_end(token: _Token) -> bool:
     return True
 
 
-def _regex_allowed(previous: _Token | None) -> bool:
+def _regex_allowed(previous: Token | None) -> bool:
     if previous is None:
         return True
     if previous.kind == "punct":
-        return previous.value not in (")", "]")
+        # After `if (…)` and the like a statement starts: `if (x) /re/.test(s)`.
+        return previous.value != "]" and (previous.value != ")" or previous.closes_control)
     if previous.kind == "name":
         return previous.value in _BEFORE_EXPRESSION
     return False
 
 
-def _tokenize(source: str) -> list[_Token]:
+def _tokenize(source: str) -> list[Token]:
     """The significant tokens; template literals become one token per literal part, `${` counts as a bracket."""
-    tokens: list[_Token] = []
+    tokens: list[Token] = []
     braces: list[str] = []  # "{" for a brace, "`" for a template substitution
+    parens: list[bool] = []  # for each open "(", whether it follows if, for, while, with, switch or catch
     position, size = 0, len(source)
     newline = False
     while position < size:
@@ -171,34 +184,39 @@ def _tokenize(source: str) -> list[_Token]:
         start = position
         if char in "'\"":
             position = _skip_string(source, position, char)
-            tokens.append(_Token("string", source[start:position], start, position, newline))
+            tokens.append(Token("string", source[start:position], start, position, newline))
         elif char == "`" or (char == "}" and braces and braces[-1] == "`"):
             if char == "}":
                 braces.pop()
-                tokens.append(_Token("punct", "}", start, start + 1, newline))
+                tokens.append(Token("punct", "}", start, start + 1, newline))
                 newline = False
             position, substitution = _skip_template(source, position + 1)
-            tokens.append(_Token("template", source[start:position], start, position, newline))
+            tokens.append(Token("template", source[start:position], start, position, newline))
             if substitution:
                 braces.append("`")
-                tokens.append(_Token("punct", "${", position - 2, position, False))
+                tokens.append(Token("punct", "${", position - 2, position, False))
         elif char == "/" and _regex_allowed(previous):
             position = _skip_regex(source, position)
-            tokens.append(_Token("regex", source[start:position], start, position, newline))
+            tokens.append(Token("regex", source[start:position], start, position, newline))
         elif (match := _NUMBER.match(source, position)) and (char.isdigit() or char == "."):
             position = match.end()
-            tokens.append(_Token("number", match.group(), start, position, newline))
+            tokens.append(Token("number", match.group(), start, position, newline))
         elif match := _IDENT.match(source, position):
             position = match.end()
-            tokens.append(_Token("name", match.group(), start, position, newline))
+            tokens.append(Token("name", match.group(), start, position, newline))
         else:
             value = next((p for p in _PUNCTUATORS if source.startswith(p, position)), char)
             position += len(value)
+            token = Token("punct", value, start, position, newline)
             if value == "{":
                 braces.append("{")
             elif value == "}" and braces:
                 braces.pop()
-            tokens.append(_Token("punct", value, start, position, newline))
+            elif value == "(":
+                parens.append(previous is not None and previous.kind == "name" and previous.value in _CONTROL)
+            elif value == ")" and parens:
+                token.closes_control = parens.pop()
+            tokens.append(token)
         newline = False
     return tokens
 

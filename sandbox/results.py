@@ -26,9 +26,9 @@ __all__ = [
     "timeout_message",
 ]
 
-FailureKind = Literal["error", "syntax", "result", "timeout", "memory", "stalled", "crashed"]
+FailureKind = Literal["error", "syntax", "result", "timeout", "memory", "stalled", "crashed", "refused"]
 """Why a script failed: it threw, did not compile, returned too much, ran out of time or memory, waited on a
-promise nothing resolves, or its worker failed."""
+promise nothing resolves, its worker failed, or its static calls were refused before it ran."""
 
 #: The kinds of outcome a worker reports: a value, or a failure it detected itself.
 RESULT_KINDS: frozenset[str] = frozenset({"json", "text", "undefined"})

@@ -5,6 +5,10 @@ The host side enforces each rule on the way out of the guest, whatever the worke
 keeps the result cap, the console caps and the deadline. The deadline covers the whole run, calls included; at
 the deadline the worker is killed and replaced.
 
+Before a run takes a slot, `check_calls` reads its static `api.<module>.<function>({...})` calls: one of a function
+the run's view lacks, or with an argument name the function does not take (`arguments`), refuses the run with a
+`refused` failure naming the closest of the view's own names, and no worker is asked.
+
 A run may see fewer functions than the sandbox has (`functions`, a caller's view of the catalog): its guest is
 set up with those names alone, so a hidden function is as absent from `api` and as unknown to `call` as a name
 that never existed, and its CallGate knows those names alone too, should the worker be compromised. A worker
@@ -19,7 +23,7 @@ import contextlib
 import dataclasses
 import json
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +47,7 @@ from sandbox.results import (
     failure_from,
     timeout_message,
 )
+from sandbox.static_check import MAX_PROBLEMS, CallProblem, check_calls
 
 __all__ = ["Sandbox"]
 
@@ -94,13 +99,22 @@ class _Run:
 class Sandbox:
     """Runs scripts that see the catalog functions `functions` ("module.function" names) and nothing else.
 
+    `arguments` gives the argument names of some functions, which a script's static calls of them are checked
+    against before it runs (the others take any).
+
     One sandbox keeps a warm pool of `limits.max_concurrent` worker processes, started by `start()` (or the
     first run) in the running event loop; `aclose()` kills them. Use a sandbox from one event loop: used from
     another, it kills the first loop's workers without closing their pipes (asyncio warns about those) and
     starts a new pool.
     """
 
-    def __init__(self, functions: Iterable[str], limits: ScriptLimits | None = None) -> None:
+    def __init__(
+        self,
+        functions: Iterable[str],
+        limits: ScriptLimits | None = None,
+        *,
+        arguments: Mapping[str, Collection[str]] | None = None,
+    ) -> None:
         self.limits = limits if limits is not None else ScriptLimits()
         if not isinstance(self.limits, ScriptLimits):
             raise LimitsError(f"limits must be a ScriptLimits, got {self.limits!r}")
@@ -110,6 +124,7 @@ class Sandbox:
                 raise LimitsError(f"function names must be 'module.function' strings, got {name!r}")
         self.functions = tuple(names)
         self._known = frozenset(names)
+        self.arguments = _checked_arguments(arguments or {}, self._known)
         self._all = _View(functions=self.functions, payload=b"")
         self._views: dict[frozenset[str], _View] = {}
         limits = self.limits
@@ -187,6 +202,9 @@ class Sandbox:
         The script sees `functions` ("module.function" names, some of the sandbox's own; None: all of them) and
         no other: `api` lists only those, and `call` refuses any other name exactly as a name that never existed.
 
+        A static call of a function outside `functions`, or with an argument the function does not take, refuses
+        the run before it starts: its result has a `refused` failure and no call was made.
+
         Raises SourceError when the source is refused before running, LimitsError when `functions` names a
         function the sandbox was not given (a caller's view must come from the sandbox's catalog), and BusyError
         when no slot frees up within `limits.slot_wait`. Everything that happens once the script runs is in the
@@ -194,6 +212,9 @@ class Sandbox:
         """
         encoded = _checked_source(source, self.limits.max_source_bytes)
         view = self._view(functions)
+        problems = check_calls(source, view.functions, self.arguments)
+        if problems:
+            return ScriptResult(failure=_refusal(problems))
         pool, slots = self._ensure_pool()
         await _take(slots, self.limits)
         try:
@@ -356,6 +377,31 @@ class Sandbox:
             calls=run.calls.made if calls is None else calls,
             seconds=time.monotonic() - started,
         )
+
+
+def _checked_arguments(arguments: Mapping[str, Collection[str]], known: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    if not isinstance(arguments, Mapping):
+        raise LimitsError(f"arguments must map function names to their argument names, got {arguments!r}")
+    checked: dict[str, tuple[str, ...]] = {}
+    for name, names in arguments.items():
+        if name not in known:
+            raise LimitsError(f"arguments names {name!r}, which is not one of the sandbox's functions")
+        if isinstance(names, str) or not all(isinstance(item, str) for item in names):
+            raise LimitsError(f"the arguments of {name!r} must be a collection of names, got {names!r}")
+        checked[name] = tuple(dict.fromkeys(names))
+    return checked
+
+
+def _refusal(problems: list[CallProblem]) -> ScriptFailure:
+    """The failure of a run its static calls refused: each problem (a few), and that nothing ran."""
+    listed = "; ".join(problem.message for problem in problems[:MAX_PROBLEMS])
+    more = f"; and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""
+    stop = "" if (listed + more).endswith("?") else "."
+    return ScriptFailure(
+        kind="refused",
+        message=f"{listed}{more}{stop} Nothing ran: fix these calls and run the script again",
+        line=problems[0].line,
+    )
 
 
 def _checked_source(source: object, max_bytes: int) -> bytes:

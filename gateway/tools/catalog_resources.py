@@ -8,11 +8,14 @@ Resources (read-only; the text is what the tools answer, rendered by the same co
 | `catalog://modules/{module}` | one module's functions, as `search_functions(module=...)` lists them | text/plain |
 | `catalog://functions/{function}` | one function, as `describe_function` describes it | text/plain |
 | `catalog://terms/{term}` | one term, as `explain_term` explains it | text/plain |
+| `catalog://types` | `api` in TypeScript, as run_script has it (whole modules, to the cap) | text/x-typescript |
+| `catalog://types/{module}` | one module's TypeScript declarations | text/x-typescript |
 | `catalog://reference` | the reference page, where the gateway serves one | text/html |
 | `catalog://snapshot` | the surface snapshot, as `snapshot check` commits it | application/json |
 
-resources/list shows the fixed ones, then every module, function and term the caller sees; the three templates
-complete their variable by prefix, from the caller's own names. Prompts: `work_with_api` (the workflow and the
+resources/list shows the fixed ones, then every module, function and term the caller sees (not each module's
+declarations: the types template says where they are); the templates complete their variable by prefix, from the
+caller's own names. Prompts: `work_with_api` (the workflow and the
 caller's modules, with an optional task) and `explore_module` (one module's functions; its argument completes to
 the caller's module names). Everything here answers from the caller policy: a function the caller does not see is
 in no listing, completion, text or error of it.
@@ -32,7 +35,7 @@ from gateway.mcp.prompts import Prompt, PromptArgument, PromptSet, Renderer
 from gateway.mcp.resources import Resource, ResourceEntry, ResourceSet, ResourceTemplate, expand
 from gateway.policy import CallerPolicy
 from gateway.tools.results import cap_lines
-from gateway.tools.toolset import _MAX_MODULES_IN_INSTRUCTIONS, described, explained, searched
+from gateway.tools.toolset import _MAX_MODULES_IN_INSTRUCTIONS, declared, described, explained, searched
 
 if TYPE_CHECKING:
     from catalog.model import Catalog
@@ -44,6 +47,8 @@ __all__ = [
     "REFERENCE_URI",
     "SNAPSHOT_URI",
     "TERM_TEMPLATE",
+    "TYPES_TEMPLATE",
+    "TYPES_URI",
     "catalog_resources",
     "gateway_prompts",
 ]
@@ -54,7 +59,10 @@ SNAPSHOT_URI: Final = "catalog://snapshot"
 MODULE_TEMPLATE: Final = "catalog://modules/{module}"
 FUNCTION_TEMPLATE: Final = "catalog://functions/{function}"
 TERM_TEMPLATE: Final = "catalog://terms/{term}"
+TYPES_URI: Final = "catalog://types"
+TYPES_TEMPLATE: Final = "catalog://types/{module}"
 _TEXT: Final = "text/plain"
+_TYPESCRIPT: Final = "text/x-typescript"
 
 
 def _unknown(error: UnknownNameError, template: str) -> RequestError:
@@ -112,6 +120,24 @@ def catalog_resources(
         except UnknownNameError as error:
             raise _unknown(error, TERM_TEMPLATE) from None
 
+    def whole_types(caller: CallerPolicy) -> str:
+        instead = f"read {TYPES_TEMPLATE} for one module."
+        return declared(caller.catalog, None, limit, whole_modules=True, instead=instead)
+
+    async def types(caller: CallerPolicy) -> str:
+        return per_view_types(caller)
+
+    per_view_types = _per_view(whole_types)
+
+    async def module_types(values: Mapping[str, str], caller: CallerPolicy) -> str:
+        seen = caller.catalog
+        try:
+            functions = seen.module(values["module"]).functions
+        except UnknownNameError as error:
+            raise _unknown(error, TYPES_TEMPLATE) from None
+        instead = "describe_function with format 'typescript' declares them a few at a time."
+        return declared(seen, functions, limit, whole_modules=False, instead=instead)
+
     fixed = [
         Resource(
             uri=OVERVIEW_URI,
@@ -145,6 +171,18 @@ def catalog_resources(
                 read=snapshot,
             )
         )
+
+    fixed.append(
+        Resource(
+            uri=TYPES_URI,
+            name="types",
+            title=f"{api}: TypeScript declarations",
+            description="The functions as run_script's `api` has them, in TypeScript: arguments, results, the "
+            "types they use and doc comments.",
+            mime_type=_TYPESCRIPT,
+            read=types,
+        )
+    )
 
     def module_entries(caller: CallerPolicy) -> Sequence[ResourceEntry]:
         return [
@@ -213,6 +251,15 @@ def catalog_resources(
             complete={"term": lambda caller: [item.name for item in caller.catalog.terms]},
             entries=_cached(term_entries),
         ),
+        ResourceTemplate(
+            uri_template=TYPES_TEMPLATE,
+            name="module_types",
+            title="A module's TypeScript declarations",
+            description="The functions of one module as run_script's `api` has them, in TypeScript.",
+            mime_type=_TYPESCRIPT,
+            read=module_types,
+            complete={"module": lambda caller: [item.name for item in caller.catalog.modules]},
+        ),
     ]
     return ResourceSet(fixed, templates)
 
@@ -238,6 +285,25 @@ def _cached(
         return found
 
     return listed
+
+
+def _per_view(text: Callable[[CallerPolicy], str]) -> Callable[[CallerPolicy], str]:
+    """`text`, made once per distinct view of the catalog."""
+    kept: OrderedDict[frozenset[str] | None, str] = OrderedDict()
+
+    def made(caller: CallerPolicy) -> str:
+        view = caller.view
+        key = None if view.complete else view.names
+        found = kept.get(key)
+        if found is None:
+            found = kept[key] = text(caller)
+            while len(kept) > _CACHED_LISTINGS:
+                kept.popitem(last=False)
+        else:
+            kept.move_to_end(key)
+        return found
+
+    return made
 
 
 def gateway_prompts(catalog: Catalog, *, name: str, scripts: bool, operator: Sequence[Prompt] = ()) -> PromptSet:

@@ -24,6 +24,7 @@ from gateway.observability import observe_script
 from gateway.policy import CallerPolicy, ScriptRules
 from gateway.requests import RestContext
 from gateway.rest.dispatcher import Dispatcher, decode_body
+from gateway.tools.catalog_resources import TYPES_URI
 from gateway.types import ErrorHook, RestContextFor
 from sandbox import CallError, Sandbox, ScriptFailure, ScriptLimits, ScriptResult
 from sandbox.errors import BusyError, SourceError
@@ -93,7 +94,13 @@ class ScriptTool:
         limits = config.limits
         result_cap = max(min(limits.max_result_bytes, max_output_bytes - _OUTPUT_MARGIN), 256)
         self.limits = replace(limits, max_result_bytes=result_cap)
-        self.sandbox = Sandbox([function.name for function in dispatcher.catalog.functions()], self.limits)
+        functions = dispatcher.catalog.functions()
+        arguments = {function.name: argument_names(function) for function in functions}
+        self.sandbox = Sandbox(
+            [function.name for function in functions],
+            self.limits,
+            arguments={name: names for name, names in arguments.items() if names is not None},
+        )
         self.spec = _spec(config, self.limits)
         #: What the caller policy needs to know of scripts: the tool, writes, and the `allow` hook.
         self.rules = ScriptRules(tool=TOOL_NAME, allow_writes=config.allow_writes, allow=config.allow)
@@ -188,6 +195,18 @@ async def _call(dispatcher: Dispatcher, function: Function, args: dict[str, Any]
     return body
 
 
+def argument_names(function: Function) -> tuple[str, ...] | None:
+    """The argument names call_function accepts for `function` (its input schema's properties), or None when it
+    accepts others too (a composite whose schema allows more)."""
+    if function.composite is None:
+        return tuple(dict.fromkeys(arg.name for arg in function.args))
+    schema = function.composite.input_schema
+    properties = schema.get("properties")
+    if schema.get("additionalProperties") is not False or not isinstance(properties, dict):
+        return None
+    return tuple(properties)
+
+
 def _spec(config: ScriptConfig, limits: ScriptLimits) -> ToolSpec:
     reach = (
         "Scripts may call any function, including ones that change data."
@@ -205,7 +224,9 @@ def _spec(config: ScriptConfig, limits: ScriptLimits) -> ToolSpec:
         "- The result is the value of a top-level `return`, or else of the last expression; objects come back "
         "as JSON. Top-level await works. There is no network, file, timer or module access.\n"
         f"Limits: {limits.timeout:g} s, {limits.max_calls} calls, a {limits.max_result_bytes}-byte result. {reach} "
-        "Find functions with search_functions and their arguments with describe_function first."
+        "Find functions with search_functions and their arguments with describe_function first; its format "
+        f"'typescript' (all functions: the resource {TYPES_URI}) declares `api` in TypeScript, and a call of a "
+        "function or argument that does not exist is refused before the script runs."
     )
     return ToolSpec(
         name=TOOL_NAME,
@@ -258,6 +279,11 @@ def _failure_text(failure: ScriptFailure) -> str:
         message += "."
     if failure.kind == "syntax":
         return f"The script does not compile{where}: {failure.name}: {message} Fix it and run it again."
+    if failure.kind == "refused":
+        return (
+            f"The script was not run: {message} describe_function with format 'typescript' gives the functions' "
+            f"exact names and arguments (all of them: the resource {TYPES_URI})."
+        )
     if failure.kind != "error":
         return f"The script failed: {message}"
     lines = [f"The script threw {failure.name}{where}: {message}"]

@@ -13,6 +13,7 @@ from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term, term_fields, term_part
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, count_nodes, inline_refs
 from catalog.search import MAX_QUERY_CHARS, search
+from catalog.typescript import declarations
 from gateway._quick_check import Check, quick_check
 from gateway.errors import ConfigError, ToolError
 from gateway.mcp.toolspec import TextContent, ToolResult, ToolSpec, validator_for
@@ -25,7 +26,7 @@ from gateway.tools.identity import REDACTED, identity_view
 from gateway.tools.results import cap_lines, fit_texts, response_result, value_result
 from gateway.types import RestContextFor, ToolRunner
 
-__all__ = ["FIXED_TOOLS", "ToolSet", "instructions_for", "read_only_spec"]
+__all__ = ["FIXED_TOOLS", "ToolSet", "declared", "instructions_for", "read_only_spec"]
 
 FIXED_TOOLS = ("whoami", "search_functions", "describe_function", "explain_term", "call_function")
 _MAX_DESCRIBE = 20
@@ -91,7 +92,14 @@ def _fixed_specs(compact: bool = False) -> list[ToolSpec]:
                         "minItems": 1,
                         "maxItems": _MAX_DESCRIBE,
                         "description": "Full function names, module.function.",
-                    }
+                    },
+                    "format": {
+                        "type": "string",
+                        "enum": ["text", "typescript"],
+                        "default": "text",
+                        "description": "typescript: their TypeScript declarations (`api.module.function(args)` as a "
+                        "script calls it, with the types they use).",
+                    },
                 },
                 "required": ["names"],
                 "additionalProperties": False,
@@ -354,6 +362,8 @@ class ToolSet:
         return ToolResult.text(searched(result.text, self.max_output_bytes, args))
 
     async def _describe(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
+        if args.get("format") == "typescript":
+            return self._declare(args, caller)
         parts: list[str] = []
         unknown = 0
         size = 0
@@ -380,6 +390,23 @@ class ToolSet:
         if unknown == len(parts):
             return ToolResult.error(text)
         return ToolResult.text(text)
+
+    def _declare(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
+        """describe_function's TypeScript: one declaration of the known functions, the unknown names said first."""
+        catalog = caller.catalog
+        found: list[Function] = []
+        unknown: list[str] = []
+        for name in dict.fromkeys(args["names"]):
+            try:
+                found.append(catalog.function(name))
+            except UnknownNameError as error:
+                unknown.append("// " + _unknown(error, _not_a_function_hint(catalog, name)).replace("\n", " "))
+        if not found:
+            return ToolResult.error("\n".join(unknown))
+        head = "".join(f"{line}\n" for line in unknown)
+        room = self.max_output_bytes - len(head.encode())
+        instead = "describe_function with format 'typescript' declares them a few at a time."
+        return ToolResult.text(head + declared(catalog, found, room, whole_modules=False, instead=instead))
 
     def _rest_note(self, rest: Sequence[str]) -> str:
         return (
@@ -490,6 +517,47 @@ def explained(catalog: Catalog, term: Term, max_output_bytes: int) -> str:
         else "the text is the term's own description"
     )
     return _cut_naming(text, max_output_bytes, how, "fields", fields)
+
+
+#: Room kept under the output cap for the comment that says what was left out.
+_DECLARATION_NOTE = 600
+
+
+def declared(
+    catalog: Catalog, functions: Sequence[Function] | None, max_bytes: int, *, whole_modules: bool, instead: str
+) -> str:
+    """TypeScript declarations of `functions` (all of `catalog`'s: None) within `max_bytes`, ending with a comment
+    that names what was left out (whole modules when `whole_modules`) and `instead`, what to read for it."""
+    budget = max(max_bytes - _DECLARATION_NOTE, 200)
+    found = declarations(catalog, functions, max_chars=budget, whole_modules=whole_modules)
+    while len(found.text.encode()) > budget and budget > 200:
+        # Characters past ASCII take more bytes than the character budget counted.
+        budget -= len(found.text.encode()) - budget
+        found = declarations(catalog, functions, max_chars=max(budget, 200), whole_modules=whole_modules)
+    notes: list[str] = []
+    if found.left_out:
+        names = list(dict.fromkeys(name.split(".", 1)[0] for name in found.left_out)) if whole_modules else []
+        what = f"{len(names)} modules" if whole_modules else f"{len(found.left_out)} functions"
+        notes.append(_note(f"// Cut at the size limit: {what} left out", names or list(found.left_out), instead))
+    if found.open_types:
+        fields = "explain_term gives their fields."
+        notes.append(_note("// Left open to keep within the size limit", list(found.open_types), fields))
+    return found.text + "".join(f"{note}\n" for note in notes)
+
+
+def _note(head: str, names: Sequence[str], then: str) -> str:
+    """`head (some of names); then`, naming fewer names until it fits in half the room kept for notes."""
+    for count in (8, 5, 3, 1):
+        note = f"{head} ({_few(names, count)}); {then}"
+        if len(note.encode()) < _DECLARATION_NOTE // 2:
+            return note
+    return f"{head}; {then}"
+
+
+def _few(names: Sequence[str], count: int = 8) -> str:
+    """The first `count` names, each cut to 60 characters, and how many more."""
+    shown_names = [name if len(name) <= 60 else name[:59] + "…" for name in names[:count]]
+    return ", ".join(shown_names) + (f", … {len(names) - count} more" if len(names) > count else "")
 
 
 def _search_narrowing(args: Mapping[str, Any]) -> str:

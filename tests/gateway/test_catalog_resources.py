@@ -112,8 +112,8 @@ async def test_resources_list_shows_the_overview_snapshot_and_every_module_funct
         capabilities = client.server_capabilities
     uris = [resource.uri for resource in listed]
     catalog = gateway.catalog
-    assert uris[:2] == ["catalog://overview", "catalog://snapshot"]
-    assert uris[2:] == [
+    assert uris[:3] == ["catalog://overview", "catalog://snapshot", "catalog://types"]
+    assert uris[3:] == [
         *(f"catalog://modules/{module.name}" for module in catalog.modules),
         *(f"catalog://functions/{function.name}" for function in catalog.functions()),
         *(f"catalog://terms/{term.name}" for term in catalog.terms),
@@ -155,7 +155,7 @@ async def test_the_snapshot_resource_is_the_committed_surface_and_the_reference_
     assert snapshot.mime_type == "application/json"
     assert _text(snapshot) == dump_snapshot(gateway_snapshot(plain))
     assert "catalog://reference" not in plain_uris
-    assert served_uris[:3] == ["catalog://overview", "catalog://reference", "catalog://snapshot"]
+    assert served_uris[:4] == ["catalog://overview", "catalog://reference", "catalog://snapshot", "catalog://types"]
     assert page.mime_type == "text/html"
     assert _text(page) == (await served.reference_app().rendered(served.policy.of(OPERATOR))).body.decode()
 
@@ -182,7 +182,7 @@ async def test_resources_are_listed_in_pages_of_100_behind_cursors_and_a_forged_
         with pytest.raises(MCPError) as forged:
             await client.list_resources(cursor="not-a-cursor")
     assert len(first.resources) == 100 and first.next_cursor is not None
-    assert len(listed) == len(gateway.resources.entries(gateway.policy.of(OPERATOR))) == 2 + 1 + 250
+    assert len(listed) == len(gateway.resources.entries(gateway.policy.of(OPERATOR))) == 3 + 1 + 250
     assert len({resource.uri for resource in listed}) == len(listed)
     assert forged.value.code == types.INVALID_PARAMS
 
@@ -210,6 +210,7 @@ async def test_the_templates_are_listed_and_their_variables_complete_by_prefix(m
         "catalog://modules/{module}",
         "catalog://functions/{function}",
         "catalog://terms/{term}",
+        "catalog://types/{module}",
     ]
     # Names that start with the prefix first, then those with a part that does.
     values = functions.completion.values

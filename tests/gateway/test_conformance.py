@@ -556,7 +556,12 @@ def _assert_surface(answers: Mapping[str, Any]) -> None:
     uris = [resource["uri"] for resource in answers["resources"]["resources"]]
     assert uris[0] == "catalog://overview" and "catalog://terms/Order" in uris
     templates = [template["uriTemplate"] for template in answers["templates"]["resourceTemplates"]]
-    assert templates == ["catalog://modules/{module}", "catalog://functions/{function}", "catalog://terms/{term}"]
+    assert templates == [
+        "catalog://modules/{module}",
+        "catalog://functions/{function}",
+        "catalog://terms/{term}",
+        "catalog://types/{module}",
+    ]
     assert answers["read"]["contents"][0]["text"].startswith("orders.get_order(order_id: integer) -> Order")
     assert [prompt["name"] for prompt in answers["prompts"]["prompts"]] == ["work_with_api", "explore_module"]
     assert "orders.get_order(" in answers["prompt"]["messages"][0]["content"]["text"]

@@ -231,6 +231,13 @@ async def probe_resources_read(c: Callers) -> str:
     return " ".join(texts).replace("customers.get_customer'", "'").replace("customers.get_custome'", "'")
 
 
+async def probe_types(c: Callers, uri: str) -> str:
+    text = await refused(c.legacy.read_resource(uri))
+    # TypeScript names a function inside its module's object: `customers: {` then `get_customer(args`.
+    assert "declare const api" in text and "customers: {" not in text and "_customer(" not in text
+    return text
+
+
 async def probe_completion(c: Callers) -> str:
     call_one = types.PromptReference(type="ref/prompt", name="call_one")
     explore = types.PromptReference(type="ref/prompt", name="explore_module")
@@ -301,20 +308,31 @@ PROBES: dict[str, Probe] = {
         tool(c, "search_functions", {"query": "get a customer"}), tool(c, "search_functions", {})
     ),
     "tool:describe_function": lambda c: _without(
-        tool(c, "describe_function", {"names": ["customers.get_customer", "orders.get_order"]}),
+        _joined(
+            tool(c, "describe_function", {"names": ["customers.get_customer", "orders.get_order"]}),
+            tool(
+                c,
+                "describe_function",
+                {"names": ["customers.get_customer", "orders.list_orders"], "format": "typescript"},
+            ),
+        ),
         "customers.get_customer",
     ),
     "tool:explain_term": lambda c: tool(c, "explain_term", {"name": "Customer"}),
     "tool:call_function": lambda c: _without(
         tool(c, "call_function", {"name": "customers.get_custome", "args": {}}), "customers.get_custome"
     ),
-    "tool:run_script": lambda c: tool(
-        c,
-        "run_script",
-        {
-            "code": "try { await call('customers.get_custome', {}) } catch (e) { JSON.stringify([Object.keys(api),"
-            " e.message.replace('customers.get_custome', '')]) }"
-        },
+    "tool:run_script": lambda c: _joined(
+        tool(
+            c,
+            "run_script",
+            {
+                "code": "try { await call('customers.get_custome', {}) } catch (e) { JSON.stringify([Object.keys(api),"
+                " e.message.replace('customers.get_custome', '')]) }"
+            },
+        ),
+        # Refused before it runs: the closest names are the member's own.
+        _without(tool(c, "run_script", {"code": "await api.customers.get_custome({})"}), "customers"),
     ),
     "tool:search": lambda c: tool(c, "search", {"query": "customer"}),
     "tool:fetch": lambda c: _without(
@@ -335,6 +353,11 @@ PROBES: dict[str, Probe] = {
         "customers.get_customer",
     ),
     "template:catalog://terms/{term}": lambda c: refused(c.legacy.read_resource("catalog://terms/Customer")),
+    "resource:catalog://types": lambda c: probe_types(c, "catalog://types"),
+    "template:catalog://types/{module}": lambda c: _joined(
+        probe_types(c, "catalog://types/orders"),
+        _without(refused(c.legacy.read_resource("catalog://types/customers")), "customers"),
+    ),
     "prompt:work_with_api": lambda c: _awaited(c.legacy.get_prompt("work_with_api", {"task": "a customer"})),
     "prompt:explore_module": lambda c: refused(c.legacy.get_prompt("explore_module", {"module": "customers"})),
     "prompt:call_one": lambda c: _without(

@@ -609,11 +609,12 @@ def test_assert_snapshot_fails_with_the_diff_and_passes_once_updated_through_the
 
 
 def test_snapshot_holds_the_resources_templates_and_prompts_as_clients_list_them(surface: Surface) -> None:
-    assert [r["uri"] for r in surface["resources"]] == ["catalog://overview", "catalog://snapshot"]
+    assert [r["uri"] for r in surface["resources"]] == ["catalog://overview", "catalog://snapshot", "catalog://types"]
     assert [t["uriTemplate"] for t in surface["resourceTemplates"]] == [
         "catalog://modules/{module}",
         "catalog://functions/{function}",
         "catalog://terms/{term}",
+        "catalog://types/{module}",
     ]
     assert [p["name"] for p in surface["prompts"]] == ["work_with_api", "explore_module"]
     assert _prompt(surface, "explore_module")["arguments"] == [
