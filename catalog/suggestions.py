@@ -106,14 +106,16 @@ def _at_route(functions: tuple[Function, ...], text: str) -> list[Function]:
     )
 
 
-def unknown_function(catalog: Catalog, name: str, suggestions: Sequence[str]) -> str:
+def unknown_function(catalog: Catalog, name: str, suggestions: Sequence[str], *, hint: str | None = None) -> str:
     """What an agent reads when it names a function `catalog` does not have: the closest few (`suggestions`)
-    with their one-line signatures, and where to look for others."""
+    with their one-line signatures, then `hint` (by default, where to look for others)."""
     from catalog.errors import shown
     from catalog.render import function_line
 
     lines = [function_line(catalog.function(each)) for each in suggestions if catalog.has_function(each)]
     closest = "".join(f"\n- {line}" for line in lines)
     if closest:
-        return f"Unknown function {shown(name)}. The closest:{closest}\nCall search_functions to find others."
-    return f"Unknown function {shown(name)}. Call search_functions to find functions."
+        return (
+            f"Unknown function {shown(name)}. The closest:{closest}\n{hint or 'Call search_functions to find others.'}"
+        )
+    return f"Unknown function {shown(name)}. {hint or 'Call search_functions to find functions.'}"

@@ -13,6 +13,7 @@ from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term, term_fields, term_part
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, count_nodes, inline_refs
 from catalog.search import MAX_QUERY_CHARS, search
+from catalog.suggestions import unknown_function
 from catalog.typescript import declarations
 from gateway._quick_check import Check, quick_check
 from gateway.errors import ConfigError, ToolError
@@ -377,7 +378,9 @@ class ToolSet:
                 function = catalog.function(name)
             except UnknownNameError as error:
                 unknown += 1
-                part = _unknown(error, _not_a_function_hint(catalog, name))
+                part = unknown_function(
+                    catalog, name, error.suggestions, hint=f"({_not_a_function_hint(catalog, name)})"
+                )
             else:
                 part = described(catalog, function, max(room, 300), others=len(names) - 1)
             if parts and len(part.encode()) > room:

@@ -92,7 +92,7 @@ async def test_the_visible_hook_gives_two_callers_different_surfaces_everywhere(
         assert "customers." not in found
 
         described = await member.call_tool("describe_function", {"names": ["customers.get_customer"]})
-        assert described.is_error and "No function named" in text(described)
+        assert described.is_error and "Unknown function" in text(described)
         assert "customers.get_customer" in text(
             await admin.call_tool("describe_function", {"names": ["customers.get_customer"]})
         )

@@ -23,6 +23,7 @@ from starlette.routing import Route
 
 from catalog.composite import Concept, Invoker, composite
 from catalog.errors import SchemaTooLargeError
+from catalog.render import function_line
 from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.errors import ConfigError, RestError, ToolError
 from gateway.gateway import Gateway
@@ -193,13 +194,19 @@ async def test_a_function_over_the_schema_node_cap_is_still_called_and_its_argum
 
 
 async def test_describing_a_term_or_a_misspelt_name_says_what_to_do_with_the_name_as_given() -> None:
-    app, _ = make_gateway()
+    app, gateway = make_gateway()
     async with connect(app) as client:
         term = await client.call_tool("describe_function", {"names": ["Order"]})
         misspelt = await client.call_tool("describe_function", {"names": ["orders.Get_Ordr"]})
     assert term.is_error and misspelt.is_error
     assert "Order is a term, not a function: explain_term explains it" in text(term)
-    assert text(misspelt).startswith("No function named 'orders.Get_Ordr'.")
+    lines = text(misspelt).split("\n")
+    assert lines[:2] == [
+        "Unknown function 'orders.Get_Ordr'. The closest:",
+        f"- {function_line(gateway.catalog.function('orders.get_order'))}",
+    ]
+    assert all(line.startswith("- orders.") for line in lines[2:-1])
+    assert lines[-1] == "(search_functions finds functions by task)"
 
 
 async def test_describing_more_than_fits_gives_whole_descriptions_and_names_the_rest() -> None:
