@@ -67,7 +67,7 @@ _DESCRIPTION_CHARS: Final = 160
 _BATCH: Final = 32
 _DIMENSIONS: Final = 384
 _REINSTALL: Final = "pip install --force-reinstall 'openapi-mcp-gateway[semantic]'"
-_TURN_OFF: Final = "or rank lexically: --no-semantic-search (MCP_GATEWAY_SEMANTIC_SEARCH=0)"
+_TURN_OFF: Final = "or rank lexically: --no-semantic-search, Ranking(semantic=False) or MCP_GATEWAY_SEMANTIC_SEARCH=0"
 
 
 #: The environment variable that turns semantic ranking off (0, false, off) or requires it (1, true, on) where

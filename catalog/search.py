@@ -66,6 +66,11 @@ class SearchIndex:
         _index_of(self.catalog)
         return wait(self.catalog, self.ranking, wait_semantic)
 
+    def start_semantic(self) -> None:
+        """Start making the semantic vectors in the background when semantic ranking is on (SemanticModelError
+        when it is required and the extra is not installed)."""
+        wait(self.catalog, self.ranking, 0)
+
     def rank(self, query: str, *, module: str | None = None, limit: int = 10) -> tuple[Function, ...]:
         """The `limit` functions that best match `query` (within `module` when given), best first."""
         semantic = self.ranking.semantic_on
