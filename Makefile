@@ -13,8 +13,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# quickjs 1.x ships the same `_quickjs` module as quickjs-ng and would shadow it in an older venv.
 	$(BIN)/python -m pip uninstall --quiet --yes quickjs
-	# The runtime dependencies at the versions the image installs (scripts/lock writes constraints.txt).
-	$(BIN)/python -m pip install --quiet -e '.[dev]' -c constraints.txt
+	# The runtime dependencies at the versions the image installs (scripts/lock writes constraints.txt), and the
+	# `semantic` extra, so that the tests of semantic search run (they skip where it is not installed).
+	$(BIN)/python -m pip install --quiet -e '.[dev,semantic]' -c constraints.txt
 	touch $(STAMP)
 
 # Node 22, MCP's conformance suite and Inspector, and oidc-provider, for the protocol and identity-provider tests

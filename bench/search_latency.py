@@ -2,10 +2,16 @@
 
     .venv/bin/python bench/search_latency.py                      # GitHub, 52 queries x 20 runs
     .venv/bin/python bench/search_latency.py --doc stripe --repeat 50 --json /tmp/search.json
+    .venv/bin/python bench/search_latency.py --semantic           # reranked with the `semantic` extra
 
 The catalog is built once (not timed here; see catalog_build.py). The first search builds the inverted index and
 is reported on its own line; every later search is timed as the agent would see it: ranking plus rendering the
 hit lines. FastMCP has no search over its tools, so there is no competitor column.
+
+With --semantic the searches are reranked with the `semantic` extra, timed once its vectors are ready; the table
+adds what start-up waits for (starting the background work), loading the model, and making the catalog's vectors
+with an empty cache and from the disk cache (a temporary cache folder: yours is left alone). Target with the extra
+(issue 32): p95 at most 25 ms.
 """
 
 from __future__ import annotations
@@ -18,11 +24,16 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from catalog.search import Ranking
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", REPO.parent / "shared" / "corpus" / "specs"))
-#: Issue #2: a search on GitHub's catalog answers in under 5 ms.
+#: Issue #2: a search on GitHub's catalog answers in under 5 ms; issue #32: 25 ms with the `semantic` extra.
 TARGET_MS = 5.0
+SEMANTIC_TARGET_MS = 25.0
 
 #: Tasks an agent working with GitHub would phrase; several share no word with the operation's summary.
 GITHUB_QUERIES = (
@@ -107,12 +118,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=10, help="hits per search, as the search tool asks")
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every sample here")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="folder of the corpus documents")
+    parser.add_argument("--semantic", action="store_true", help="rerank with the semantic extra")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, not {args.repeat!r}")
 
     from catalog.builder import load_catalog
-    from catalog.search import search
+    from catalog.search import Ranking, search
 
     queries: Sequence[str] = GITHUB_QUERIES
     if args.queries:
@@ -122,16 +134,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     catalog = load_catalog(path)
     build_ms = (time.perf_counter() - started) * 1000
 
+    ranking = Ranking(semantic=False)
+    semantic_rows: list[tuple[str, str]] = []
+    if args.semantic:
+        ranking, semantic_rows = _semantic_start(path)
+        catalog = load_catalog(path)
+        target_ms = SEMANTIC_TARGET_MS
+    else:
+        target_ms = TARGET_MS
+
     started = time.perf_counter()
-    search(catalog, queries[0], limit=args.limit)
+    search(catalog, queries[0], limit=args.limit, ranking=ranking)
     first_ms = (time.perf_counter() - started) * 1000
+    if args.semantic:
+        from catalog.search import SearchIndex
+
+        SearchIndex(catalog, ranking).build(wait_semantic=None)  # from the process's own vectors: at once
 
     samples: dict[str, list[float]] = {}
     hits: dict[str, list[str]] = {}
     for _ in range(args.repeat):
         for query in queries:
             t0 = time.perf_counter()
-            result = search(catalog, query, limit=args.limit)
+            result = search(catalog, query, limit=args.limit, ranking=ranking)
             samples.setdefault(query, []).append((time.perf_counter() - t0) * 1000)
             hits[query] = [f.name for f in result.functions[:3]]
 
@@ -141,14 +166,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p95_ms = percentile(every, 0.95)
     rows = [
         ("document", path.name),
+        ("ranking", "lexical + semantic rerank" if args.semantic else "lexical"),
         ("functions", f"{len(catalog.functions()):,}"),
         ("catalog load+build (not timed below)", f"{build_ms:,.0f} ms"),
+        *semantic_rows,
         ("first search (builds the index)", f"{first_ms:,.1f} ms"),
         ("queries x runs", f"{len(queries)} x {args.repeat} = {len(every):,}"),
         ("median", f"{median_ms:.2f} ms"),
         ("p95", f"{p95_ms:.2f} ms"),
         ("max", f"{max(every):.2f} ms"),
-        (f"target: p95 < {TARGET_MS:g} ms", "met" if p95_ms < TARGET_MS else "NOT MET"),
+        (f"target: p95 < {target_ms:g} ms", "met" if p95_ms < target_ms else "NOT MET"),
     ]
     width = max(len(label) for label, _ in rows)
     value_width = max(len(value) for _, value in rows)
@@ -170,7 +197,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             "top_hits": hits,
         }
         args.json.write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
-    return 0 if p95_ms < TARGET_MS else 1
+    return 0 if p95_ms < target_ms else 1
+
+
+def _semantic_start(path: Path) -> tuple[Ranking, list[tuple[str, str]]]:
+    """A semantic Ranking on a temporary cache, and the start-up rows: what the gateway's start waits for, the
+    model's load, and the vectors made with an empty cache and then read from it (in a fresh catalog)."""
+    import tempfile
+
+    from catalog import _search_semantic as semantic
+    from catalog.builder import load_catalog
+    from catalog.search import Ranking, SearchIndex
+
+    ranking = Ranking(semantic=True, cache_dir=Path(tempfile.mkdtemp(prefix="search-latency-")))
+    catalog = load_catalog(path)
+    started = time.perf_counter()
+    SearchIndex(catalog, ranking).start_semantic()
+    start_ms = (time.perf_counter() - started) * 1000
+    SearchIndex(catalog, ranking).build(wait_semantic=None)
+    cold_s = time.perf_counter() - started
+    began = time.perf_counter()
+    semantic.Embedder()
+    model_ms = (time.perf_counter() - began) * 1000
+    semantic._KNOWN.clear()  # as in a new process: the vectors come from the file
+    again = load_catalog(path)
+    began = time.perf_counter()
+    SearchIndex(again, ranking).build(wait_semantic=None)
+    cached_ms = (time.perf_counter() - began) * 1000
+    return ranking, [
+        ("start-up waits for (background start)", f"{start_ms:.1f} ms"),
+        ("model load, sha256 checks included", f"{model_ms:,.0f} ms"),
+        ("vectors, empty cache (model load + embed)", f"{cold_s:,.1f} s"),
+        ("vectors from the disk cache", f"{cached_ms:,.0f} ms"),
+    ]
 
 
 if __name__ == "__main__":

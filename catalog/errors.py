@@ -4,14 +4,23 @@ CatalogError
 ├── DocumentError          the document cannot be understood (points at the place)
 ├── SchemaTooLargeError    a function's JSON Schema is over the node cap
 ├── UnknownNameError       no function, module or term by that name (lists the closest)
-└── CatalogConfigError     a composite or concept the project registered is wrong
+├── CatalogConfigError     a composite or concept the project registered is wrong
+└── SemanticModelError     the `semantic` extra's model cannot be used (missing, or not the file it should be)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["CatalogConfigError", "CatalogError", "DocumentError", "SchemaTooLargeError", "UnknownNameError", "shown"]
+__all__ = [
+    "CatalogConfigError",
+    "CatalogError",
+    "DocumentError",
+    "SchemaTooLargeError",
+    "SemanticModelError",
+    "UnknownNameError",
+    "shown",
+]
 
 #: How much of a name a caller gave an error message quotes.
 _SHOWN_CHARS = 100
@@ -61,3 +70,7 @@ class UnknownNameError(CatalogError, LookupError):
 
 class CatalogConfigError(CatalogError):
     """A composite, concept or option given by the project is invalid."""
+
+
+class SemanticModelError(CatalogError):
+    """Semantic ranking was asked for but its model cannot be used; the message names the file and the fix."""

@@ -6,6 +6,8 @@ a table of API synonyms and intents (`_search_vocabulary`), and a thesaurus of w
 (`_search_thesaurus`), read for the nouns an API does not use itself; it knows no API in particular and is
 deterministic.
 The index of a catalog is built on its first search and shared by every later one while the catalog lives.
+With the `semantic` extra installed, the lexical top candidates are reranked with sentence embeddings
+(`_search_semantic`, `Ranking`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from typing import Final
 from catalog._collector import collector_paused
 from catalog._search_index import FunctionIndex
 from catalog._search_query import parse_query
+from catalog._search_semantic import CANDIDATES, Ranking, ranked, wait
 from catalog.errors import UnknownNameError, shown
 from catalog.model import Catalog, Function, Module
 from catalog.render import function_line, module_line
 
-__all__ = ["MAX_QUERY_CHARS", "MODULE_LISTING_CAP", "SearchIndex", "SearchResult", "search"]
+__all__ = ["MAX_QUERY_CHARS", "MODULE_LISTING_CAP", "Ranking", "SearchIndex", "SearchResult", "search"]
 
 #: How many functions a module listing shows before asking for a query.
 MODULE_LISTING_CAP: Final = 100
@@ -53,16 +56,28 @@ class SearchIndex:
     SearchIndex and `search` call on that catalog, dropped with the catalog).
     """
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, ranking: Ranking | None = None) -> None:
         self.catalog = catalog
+        self.ranking = ranking or Ranking()
 
-    def build(self) -> None:
-        """Build the index now rather than on the first search."""
+    def build(self, *, wait_semantic: float | None = 0) -> bool:
+        """Build the index now rather than on the first search, and start the semantic vectors when semantic
+        ranking is on; wait up to `wait_semantic` seconds for them (None: until ready). True once they are ready."""
         _index_of(self.catalog)
+        return wait(self.catalog, self.ranking, wait_semantic)
+
+    def start_semantic(self) -> None:
+        """Start making the semantic vectors in the background when semantic ranking is on (SemanticModelError
+        when it is required and the extra is not installed)."""
+        wait(self.catalog, self.ranking, 0)
 
     def rank(self, query: str, *, module: str | None = None, limit: int = 10) -> tuple[Function, ...]:
         """The `limit` functions that best match `query` (within `module` when given), best first."""
-        return tuple(function for function, _ in _index_of(self.catalog).score(parse_query(query), module, limit))
+        semantic = self.ranking.semantic_on
+        fetch = max(limit, CANDIDATES) if semantic else limit
+        scored = _index_of(self.catalog).score(parse_query(query), module, fetch)
+        reranked = ranked(self.catalog, query, scored, self.ranking) if semantic else None
+        return tuple(reranked[:limit] if reranked is not None else (function for function, _ in scored[:limit]))
 
     def scored(self, query: str, *, module: str | None = None) -> list[tuple[Function, float]]:
         """Every function that matches `query` at all, with its score, best first; ties in name order."""
@@ -103,7 +118,14 @@ def _index_of(catalog: Catalog) -> FunctionIndex:
     return index
 
 
-def search(catalog: Catalog, query: str | None = None, *, module: str | None = None, limit: int = 10) -> SearchResult:
+def search(
+    catalog: Catalog,
+    query: str | None = None,
+    *,
+    module: str | None = None,
+    limit: int = 10,
+    ranking: Ranking | None = None,
+) -> SearchResult:
     """Find functions for a task, list one module's functions, or list the modules.
 
     With a query (optionally within `module`): the `limit` best functions, one `function_line` each. With only a
@@ -111,7 +133,7 @@ def search(catalog: Catalog, query: str | None = None, *, module: str | None = N
     with its function count and description, after a one-line hint on searching. A blank query counts as none.
     An unknown module raises UnknownNameError with the closest names; `limit` below 1 and a query longer than
     MAX_QUERY_CHARS raise ValueError. When nothing matches, the text says so and names the closest modules: it is
-    never empty.
+    never empty. `ranking` (default `Ranking()`): lexical, or reranked with the `semantic` extra when it is installed.
     """
     if limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit!r}")
@@ -125,7 +147,7 @@ def search(catalog: Catalog, query: str | None = None, *, module: str | None = N
         _check_module(catalog, module)
     if not text:
         return _module_listing(catalog.module(module)) if module is not None else _catalog_listing(catalog)
-    index = SearchIndex(catalog)
+    index = SearchIndex(catalog, ranking)
     hits = index.rank(text, module=module, limit=limit)
     if hits:
         return SearchResult(functions=hits, text="\n".join(function_line(function) for function in hits))

@@ -18,6 +18,7 @@ from catalog.builder import build_catalog
 from catalog.errors import CatalogError
 from catalog.loading import load_document
 from catalog.model import Catalog
+from catalog.search import SearchIndex
 from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
 from gateway.limits import Limits
@@ -188,6 +189,7 @@ class Gateway:
                 research,
                 max_output_bytes=output.max_output_bytes,
                 reference_path=self.reference_path,
+                ranking=output.ranking,
             )
         self.toolset = ToolSet(
             catalog=self.catalog,
@@ -202,7 +204,10 @@ class Gateway:
             compact_results=output.compact_results,
             extra=[*extra, *config.additions.tools],
             scripts=self.scripts is not None,
+            ranking=output.ranking,
         )
+        # The semantic vectors are made in the background from now on; until they are ready search is lexical.
+        SearchIndex(self.catalog, output.ranking).start_semantic()
         self.policy.promoted = self.toolset.promoted
         #: The operator's view of the instructions (every function); callers get their own from the policy.
         self.instructions = instructions_for(self.catalog, output.instructions)

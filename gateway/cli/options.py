@@ -216,7 +216,8 @@ def given(options: argparse.Namespace, cls: type, path: tuple[str, ...] = ()) ->
             if not flag.flag
             else getattr(options, "__".join(here), None)
         )
-        if value is None or (value is False and isinstance(_default(item), bool)):
+        # A switch given as its default is left out (--no-FLAG of a switch that is on by default is not).
+        if value is None or (isinstance(_default(item), bool) and value is _default(item)):
             continue
         if isinstance(value, list):
             value = flag.build(value) if flag.build is not None else tuple(value)

@@ -27,7 +27,7 @@ from urllib.parse import quote
 from catalog.errors import UnknownNameError, shown
 from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term
-from catalog.search import search
+from catalog.search import Ranking, search
 from gateway.errors import ArgumentError, ConfigError, ToolError
 from gateway.mcp.toolspec import ToolResult, ToolSpec
 from gateway.policy import CallerPolicy
@@ -167,6 +167,7 @@ def research_tools(
     *,
     max_output_bytes: int,
     reference_path: str | None = None,
+    ranking: Ranking | None = None,
 ) -> list[tuple[ToolSpec, ToolRunner]]:
     """The `search` and `fetch` tools with their runners; ConfigError when a DataSource does not fit the catalog.
 
@@ -176,7 +177,9 @@ def research_tools(
     and a DataSource's functions answer only callers who see them.
     """
     if config.data is None:
-        research: _CatalogResearch | _DataResearch = _CatalogResearch(catalog, config, max_output_bytes, reference_path)
+        research: _CatalogResearch | _DataResearch = _CatalogResearch(
+            catalog, config, max_output_bytes, reference_path, ranking
+        )
         # Promise a url only where there is a page to cite: a configured one, or the page served over HTTP.
         cited = config.reference_url is not None or reference_path is not None
         search_text = (
@@ -240,7 +243,9 @@ class _CatalogResearch:
         config: ResearchConfig,
         max_output_bytes: int,
         reference_path: str | None = None,
+        ranking: Ranking | None = None,
     ) -> None:
+        self.ranking = ranking
         self.reference_url = config.reference_url
         self.reference_path = reference_path
         self.max_results = config.max_results
@@ -289,7 +294,7 @@ class _CatalogResearch:
         request = caller.request
         catalog = caller.catalog
         try:
-            functions = search(catalog, query, limit=self.max_results).functions
+            functions = search(catalog, query, limit=self.max_results, ranking=self.ranking).functions
         except ValueError as error:  # a query longer than the catalog search reads
             raise ToolError(str(error)) from None
         exact, other = self._terms(catalog, query)

@@ -12,7 +12,7 @@ from catalog.errors import SchemaTooLargeError, UnknownNameError, shown
 from catalog.model import Catalog, Function, Term
 from catalog.render import describe_function, explain_term, term_fields, term_part
 from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, count_nodes, inline_refs
-from catalog.search import MAX_QUERY_CHARS, search
+from catalog.search import MAX_QUERY_CHARS, Ranking, search
 from catalog.suggestions import unknown_function
 from catalog.typescript import declarations
 from gateway._quick_check import Check, quick_check
@@ -229,8 +229,10 @@ class ToolSet:
         extra: Sequence[tuple[ToolSpec, ToolRunner]] = (),
         whoami_fields: Sequence[str] | None = None,
         scripts: bool = False,
+        ranking: Ranking | None = None,
     ) -> None:
         self.catalog = catalog
+        self.ranking = ranking
         self.dispatcher = dispatcher
         self.rest_context = rest_context
         self.server_name = server_name
@@ -357,6 +359,7 @@ class ToolSet:
                 args.get("query") or None,
                 module=args.get("module"),
                 limit=args.get("limit", 10),
+                ranking=self.ranking,
             )
         except UnknownNameError as error:
             raise ToolError(_unknown(error, "search_functions() with no arguments lists the modules")) from None

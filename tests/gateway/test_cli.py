@@ -472,3 +472,42 @@ def test_an_unknown_token_endpoint_method_is_a_usage_error(capsys: pytest.Captur
         main(["serve", "--oauth-upstream-auth-method", "private_key_jwt"])
     assert exit_info.value.code == EXIT_USAGE
     assert "'private_key_jwt' is not client_secret_basic or client_secret_post" in capsys.readouterr().err
+
+
+def test_check_names_the_search_ranking_and_with_a_query_set_how_often_it_finds_the_expected_function(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    queries = tmp_path / "petstore.yaml"
+    queries.write_text(
+        "queries:\n"
+        "  - {q: 'find pets by status', expect: [pet.find_pets_by_status]}\n"
+        "  - {q: 'sign out', expect: [user.logout_user]}\n"
+        "  - {q: 'zzz', expect: [store.get_inventory]}\n"
+    )
+    assert main(["catalog", "check", PETSTORE, "--queries", str(queries), "--no-semantic-search"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "search: lexical (semantic reranking turned off)\n" in out
+    assert "query set petstore.yaml: 3 phrasings; found in the top 1 / 5 / 10:\n" in out
+    assert "\n  lexical  66.7% / 66.7% / 66.7%\n" in out
+    assert "  semantic" not in out
+
+
+def test_check_refuses_a_query_set_it_cannot_read_saying_what_one_looks_like(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    queries = tmp_path / "bad.yaml"
+    queries.write_text("queries: [{query: 'find pets'}]\n")
+    assert main(["catalog", "check", PETSTORE, "--queries", str(queries)]) != EXIT_OK
+    assert "is not a readable query set" in capsys.readouterr().err
+
+
+def test_no_semantic_search_turns_semantic_ranking_off_and_by_default_the_extra_decides(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from catalog.search import Ranking
+
+    monkeypatch.delenv("MCP_GATEWAY_SEMANTIC_SEARCH")
+    assert _cli_gateway().toolset.ranking == Ranking(semantic=None)
+    assert _cli_gateway("--no-semantic-search").toolset.ranking == Ranking(semantic=False)
+    monkeypatch.setenv("MCP_GATEWAY_SEMANTIC_SEARCH", "0")
+    assert _cli_gateway().toolset.ranking == Ranking(semantic=False)

