@@ -298,12 +298,12 @@ async def test_the_page_in_chromium_renders_filters_and_links() -> None:
     assert seen["title"] == "Demo Shop API — reference for agents"
     assert seen["problems"] == []  # no script error, no Content-Security-Policy violation
     assert (seen["functionsShown"], seen["termsShown"], seen["toolsShown"]) == (25, 29, 6)
-    assert seen["filterShown"] and seen["count"] == "68 entries"
+    assert seen["filterShown"] and seen["count"] == "70 entries"
     assert seen["links"] > 200 and seen["brokenLinks"] == []
     assert seen["filtered"] == ["fn-orders.cancel_order"]
     assert seen["filteredModules"] == ["module-orders"]
     assert seen["filteredTerms"] == ["term-OrderStatus", "term-OrderUpdate"]  # their descriptions say "cancelled"
-    assert seen["filteredCount"] == "3 of 68 match"
+    assert seen["filteredCount"] == "3 of 70 match"
     assert seen["afterRevealShown"] == 25
     assert seen["slashFocuses"] == "filter" and 0 < seen["typed"] < 25 and seen["escapeRestores"] == 25
     assert seen["hashAfterClick"] == "#term-OrderItemCreate" and seen["targetMatches"] == "term-OrderItemCreate"
@@ -394,13 +394,13 @@ def test_the_counts_on_githubs_page_follow_the_filter(github_in_chromium: dict[s
     shown = (filtered["functionsShown"], filtered["modulesShown"], filtered["termsShown"], filtered["toolsShown"])
     assert shown == (26, 4, 25, 0)
     assert filtered["status"] == f"26 functions in 4 modules and 25 terms match \u201c{GITHUB_QUERY}\u201d."
-    assert filtered["count"] == "51 of 2205 match"
+    assert filtered["count"] == "51 of 2207 match"
     assert (filtered["modulesHeading"], filtered["termsHeading"]) == ("4/47", "25/969")
     # On a desktop the contents follow too; on a phone they fold away with the instructions.
     contents = ("4/47", "25/969") if size == "desktop" else (None, None)
     assert (filtered["tocModules"], filtered["tocTerms"]) == contents
     for whole in (seen["loaded"], seen["cleared"]):
-        assert whole["status"] is None and whole["count"] == "2205 entries"
+        assert whole["status"] is None and whole["count"] == "2207 entries"
         assert (whole["modulesHeading"], whole["termsHeading"]) == ("47", "969")
         assert (whole["tocModules"], whole["tocTerms"]) == ("47", "969")
         assert (whole["functionsShown"], whole["modulesShown"], whole["termsShown"]) == (1223, 47, 969)
