@@ -281,12 +281,13 @@ class Gateway:
             principal = await self.authentication(headers)
         return self.policy.of(RequestInfo(transport="http", headers=headers, principal=principal, peer=peer))
 
-    def use_stdio_credentials(self, headers: Mapping[str, str], *, hint: str = "") -> None:
+    def use_stdio_credentials(self, headers: Mapping[str, str], *, hint: str = "", given: bool = True) -> None:
         """The REST headers every stdio call carries (stdio has no per-request credentials).
 
-        `hint` tells the agent, on an HTTP 401, where those credentials come from and how to fix them.
+        `hint` tells the agent, when the API refuses them, where those credentials come from and how to fix them;
+        `given` is False when the server was started without any (see `RestContext.refusal_hint`).
         """
-        self.rest_contexts.use_stdio_credentials(headers, hint=hint)
+        self.rest_contexts.use_stdio_credentials(headers, hint=hint, given=given)
 
     # Python API
 
