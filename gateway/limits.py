@@ -40,17 +40,17 @@ class Limits:
         metadata=_count("the most nodes a function's input schema may have once its references are inlined"),
     )
     max_body_bytes: int = field(
-        default=32 * _MIB,
+        default=16 * _MIB,
         metadata=_count(
             "the largest MCP request body the HTTP endpoint reads, in bytes (keep it above --max-argument-bytes)",
             where="http",
         ),
     )
     max_argument_bytes: int = field(
-        default=24 * _MIB,
+        default=12 * _MIB,
         metadata=_count(
-            "the largest arguments one tool call may send, in bytes of compact JSON (500 records of 1,536-dimension "
-            "float embeddings take about 16 MB)"
+            "the largest arguments one tool call may send, in bytes of compact JSON (300 records of 1,536-dimension "
+            "float embeddings take about 10 MB)"
         ),
     )
     max_argument_depth: int = field(

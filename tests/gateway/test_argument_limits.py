@@ -69,13 +69,13 @@ def text(result: types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
-async def test_five_hundred_embeddings_of_1536_dimensions_pass_the_default_limits() -> None:
+async def test_three_hundred_embeddings_of_1536_dimensions_pass_the_default_limits() -> None:
     async with connected() as client:
         result = await client.call_tool(
-            "call_function", {"name": "vectors.upsert", "args": {"body": embeddings(500, 1536)}}
+            "call_function", {"name": "vectors.upsert", "args": {"body": embeddings(300, 1536)}}
         )
     assert not result.is_error, text(result)
-    assert json.loads(text(result)) == {"upserted": 500, "dimensions": 1536}
+    assert json.loads(text(result)) == {"upserted": 300, "dimensions": 1536}
 
 
 async def test_arguments_over_the_size_limit_are_refused_and_a_raised_limit_admits_them() -> None:
