@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,12 +12,9 @@ import jsonschema
 from catalog.errors import shown
 from catalog.render import FILE_HINT
 from catalog.schemas import is_file_schema
+from gateway.limits import Limits, option_name
 
-__all__ = ["MAX_ARGUMENT_NODES", "ArgumentProblem", "argument_problems", "oversized", "schema_message"]
-
-#: The most values (objects, arrays and scalars) one call's arguments may hold: far more than any API call
-#: needs, few enough that checking them costs the event loop a few milliseconds at most.
-MAX_ARGUMENT_NODES = 20_000
+__all__ = ["ArgumentProblem", "argument_problems", "oversized", "schema_message"]
 
 #: How much of an offending value a problem quotes.
 _VALUE_CHARS = 60
@@ -32,21 +30,27 @@ class ArgumentProblem:
     text: str
 
 
-def oversized(args: Any, limit: int = MAX_ARGUMENT_NODES) -> str | None:
-    """Why `args` is too big to check (more than `limit` values), counted without recursion and stopping at the
-    limit; None when it is not."""
-    pending: list[Any] = [args]
-    count = 0
+def oversized(args: Any, limits: Limits) -> str | None:
+    """Why `args` are not taken: nested deeper than `limits.max_argument_depth`, or longer as compact JSON than
+    `limits.max_argument_bytes`; None when neither. The depth is walked without recursion, before the size."""
+    most = limits.max_argument_depth
+    pending: list[tuple[Any, int]] = [(args, 1)] if isinstance(args, dict | list) else []
     while pending:
-        item = pending.pop()
-        count += 1
-        if count > limit:
-            return f"the arguments hold more than {limit:,} values; send less per call (a page, a batch)"
-        if isinstance(item, Mapping):
-            pending.extend(item.values())
-            count += len(item)  # the keys
-        elif isinstance(item, list):
-            pending.extend(item)
+        item, depth = pending.pop()
+        if depth > most:
+            return (
+                f"the arguments nest objects and arrays more than {most} levels deep, the limit "
+                f"{option_name('max_argument_depth')}; flatten them, or ask the operator to raise the limit"
+            )
+        children = item.values() if isinstance(item, dict) else item
+        pending.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    size = len(json.dumps(args, separators=(",", ":"), ensure_ascii=False, default=str).encode())
+    if size > limits.max_argument_bytes:
+        return (
+            f"the arguments are {size:,} bytes of JSON, over the limit of {limits.max_argument_bytes:,} "
+            f"({option_name('max_argument_bytes')}); send less per call (a page, a batch), or ask the operator to "
+            "raise the limit"
+        )
     return None
 
 

@@ -37,7 +37,7 @@ from gateway.rest.credentials import Authentication, AuthFunc, bearer_passthroug
 from gateway.rest.dispatcher import Dispatcher, decode_body
 from gateway.rest.fetching import fetch_document
 from gateway.rest.lifespan import app_lifespan
-from gateway.rest.routes import RouteReport, check_routes, mounted_prefixes, serves
+from gateway.rest.routes import call_prefix, serves
 from gateway.rest.transports import AsgiTransport, Transport, UpstreamTransport
 from gateway.rest.transports.upstream import shown_url
 from gateway.tools.catalog_resources import catalog_resources, gateway_prompts
@@ -52,11 +52,6 @@ if TYPE_CHECKING:
 __all__ = ["Gateway"]
 
 logger = logging.getLogger("gateway")
-
-#: How many unrouted operations a start-up error names.
-_EXAMPLES = 5
-#: How many operations the start-up route check tries before it tries them all.
-_SAMPLE = 24
 
 
 class Gateway:
@@ -286,12 +281,13 @@ class Gateway:
             principal = await self.authentication(headers)
         return self.policy.of(RequestInfo(transport="http", headers=headers, principal=principal, peer=peer))
 
-    def use_stdio_credentials(self, headers: Mapping[str, str], *, hint: str = "") -> None:
+    def use_stdio_credentials(self, headers: Mapping[str, str], *, hint: str = "", given: bool = True) -> None:
         """The REST headers every stdio call carries (stdio has no per-request credentials).
 
-        `hint` tells the agent, on an HTTP 401, where those credentials come from and how to fix them.
+        `hint` tells the agent, when the API refuses them, where those credentials come from and how to fix them;
+        `given` is False when the server was started without any (see `RestContext.refusal_hint`).
         """
-        self.rest_contexts.use_stdio_credentials(headers, hint=hint)
+        self.rest_contexts.use_stdio_credentials(headers, hint=hint, given=given)
 
     # Python API
 
@@ -483,8 +479,7 @@ def _first_absolute_server(catalog: Catalog) -> str | None:
 
 def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) -> Transport | None:
     if config.app is not None:
-        prefix = config.prefix if config.prefix is not None else _relative_server(catalog)
-        prefix = _check_routes(config.app, catalog, prefix, given=config.prefix is not None)
+        prefix = call_prefix(config.app, catalog, config.prefix)
         return AsgiTransport(config.app, prefix=prefix)
     if upstream is not None:
         refuse_userinfo(upstream, "the document's server URL" if config.upstream is None else "upstream")
@@ -500,67 +495,6 @@ def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) ->
                 logger.warning("%s cannot be called (%s): %s", count, listed, refused)
         return transport
     return None
-
-
-def _all_route(report: RouteReport) -> bool:
-    """Every operation routes for certain (static files mounted there would take any path, and do not count)."""
-    return report.known and report.routed == report.checked
-
-
-def _relative_server(catalog: Catalog) -> str:
-    """The document's first server URL when it is a path (`/api`): where its paths live in the app."""
-    first = catalog.servers[0] if catalog.servers else ""
-    return first.rstrip("/") if first.startswith("/") else ""
-
-
-def _check_routes(app: Any, catalog: Catalog, prefix: str, *, given: bool) -> str:
-    """The prefix calls go under: `prefix`, or, when none of the documented operations route there and the
-    prefix was not given, the one mounted path under which all of them do (said loudly). Refuses an app in
-    which they route nowhere, naming the prefix or sub-app that fits.
-
-    Operations that do not route while others do are not reported: frameworks route in ways inspection cannot
-    always follow (FastAPI's low-priority routes), and such a call answers the app's own 404.
-    """
-    functions = catalog.functions()
-    if not check_routes(app, functions, prefix, sample=_SAMPLE).none_route:
-        return prefix
-    report = check_routes(app, functions, prefix)
-    if not report.none_route:
-        return prefix
-    examples = ", ".join(f"{f.method} {prefix}{f.path}" for f in report.unrouted[:_EXAMPLES])
-    fits = [
-        candidate
-        for candidate in dict.fromkeys(["", *mounted_prefixes(app)])
-        if candidate != prefix and _all_route(check_routes(app, functions, candidate, sample=_SAMPLE))
-    ]
-    where = f"under the prefix {prefix!r}" if prefix else "at the app's root"
-    why = " (the document's relative server URL)" if prefix and not given else ""
-    if len(fits) == 1 and not given:
-        # The app's own document for a sub-app it mounts (Prefect: the API at /api): unambiguous, so served.
-        logger.warning(
-            "none of the document's %d operations route in the app %s%s, and all of them route under %r, where "
-            "the app mounts a sub-app: calls go there; pass prefix=%r (--prefix %s) to say so and silence this",
-            report.checked,
-            where,
-            why,
-            fits[0],
-            fits[0],
-            fits[0] or "''",
-        )
-        return fits[0]
-    if fits:
-        option = fits[0] or "''"
-        under = " or ".join(map(repr, fits))
-        fix = (
-            f"they route under {under}: pass prefix={fits[0]!r} (--prefix {option}) or the one whose document "
-            "this is, or give that sub-app as app="
-        )
-    else:
-        fix = "give the app whose document this is, or pass prefix= with the path the app serves them under"
-    raise ConfigError(
-        f"none of the document's {report.checked} operations route in the app {where}{why} (e.g. {examples}): "
-        f"every call would answer 404. {fix[0].upper()}{fix[1:]}"
-    )
 
 
 def _reference_path(config: GatewayConfig) -> str | None:

@@ -18,6 +18,8 @@ from gateway.flags import Flag, Where, cli, seconds, whole
 
 __all__ = ["CALL_TIMEOUT", "Limits", "option_name"]
 
+_MIB = 1024 * 1024
+
 
 def option_name(name: str) -> str:
     """How a refusal names the limit `name`: its option and flag, e.g. `Limits.batch_elements (--batch-elements)`."""
@@ -38,8 +40,21 @@ class Limits:
         metadata=_count("the most nodes a function's input schema may have once its references are inlined"),
     )
     max_body_bytes: int = field(
-        default=4 * 1024 * 1024,
-        metadata=_count("the largest MCP request body the HTTP endpoint reads, in bytes", where="http"),
+        default=16 * _MIB,
+        metadata=_count(
+            "the largest MCP request body the HTTP endpoint reads, in bytes (keep it above --max-argument-bytes)",
+            where="http",
+        ),
+    )
+    max_argument_bytes: int = field(
+        default=12 * _MIB,
+        metadata=_count(
+            "the largest arguments one tool call may send, in bytes of compact JSON (300 records of 1,536-dimension "
+            "float embeddings take about 10 MB)"
+        ),
+    )
+    max_argument_depth: int = field(
+        default=64, metadata=_count("how deeply one tool call's arguments may nest objects and arrays")
     )
     max_running: int = field(
         default=16,
@@ -86,6 +101,8 @@ class Limits:
         for name, least in (
             ("max_schema_nodes", 1),
             ("max_body_bytes", 1),
+            ("max_argument_bytes", 1),
+            ("max_argument_depth", 1),
             ("max_running", 0),
             ("tasks_running_per_caller", 1),
             ("tasks_running", 1),

@@ -142,17 +142,32 @@ class RequestInfo:
         return (self.headers or {}).get("x-request-id")
 
 
+#: The statuses that refuse the credentials a call carried; without any, also those that refuse a missing key.
+_REFUSALS: Final = frozenset({401})
+_REFUSALS_WITHOUT_CREDENTIALS: Final = frozenset({401, 403, 407})
+
+
 @dataclass(frozen=True, kw_only=True)
 class RestContext:
     """What every REST call made for one caller carries: headers (credentials last) and the caller's peer.
 
-    `credential_hint` says where this caller's credentials come from, for the answer to an HTTP 401 ('' for the
-    general wording).
+    `credential_hint` says where this caller's credentials come from, for the answer to a refusal ('' for the
+    general wording); `credentials_given` is False when the caller has none to send (see `refusal_hint`).
     """
 
     headers: tuple[tuple[str, str], ...] = ()
     peer: Peer = LOCAL_PEER
     credential_hint: str = ""
+    credentials_given: bool = True
+
+    def refusal_hint(self, status: int) -> str:
+        """`credential_hint` for an answer with `status` that refuses the credentials, else ''.
+
+        A 401 refuses them (RFC 9110 §15.5.2). Without any credentials, a 403 (many APIs answer a missing key so)
+        and a 407 (a proxy's) are refusals too.
+        """
+        refusals = _REFUSALS if self.credentials_given else _REFUSALS_WITHOUT_CREDENTIALS
+        return self.credential_hint if status in refusals else ""
 
     @classmethod
     def of(cls, headers: Mapping[str, str] | Sequence[tuple[str, str]], peer: Peer = LOCAL_PEER) -> RestContext:

@@ -1,6 +1,7 @@
 """`mcp-gateway catalog`: the catalog an agent sees for an OpenAPI document (check, search, describe, term, snapshot).
 
-These commands import no web framework, MCP SDK or OAuth library.
+The document is a file, a URL, the bundled demo, or the `openapi()` of the ASGI app `--app` names (imported as
+`serve --app` imports it). Given a document, these commands import no web framework, MCP SDK or OAuth library.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ __all__ = ["configure"]
 EXIT_OK: Final = 0
 EXIT_REFUSED: Final = 1
 EXIT_USAGE: Final = 2
-SPEC_HELP: Final = "OpenAPI document: file path or URL (JSON or YAML), or `demo` for the bundled demo API"
+SPEC_HELP: Final = (
+    "OpenAPI document: file path or URL (JSON or YAML), or `demo` for the bundled demo API; left out with --app"
+)
 
 
 def _count(text: str) -> int:
@@ -55,7 +58,14 @@ def configure(catalog: argparse.ArgumentParser) -> None:
         epilog="environment:\n  MCP_GATEWAY_FETCH_TIMEOUT  seconds to wait for a spec URL (default 10)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    check.add_argument("spec", help=SPEC_HELP)
+    _source_arguments(check)
+    check.add_argument(
+        "--prefix",
+        default=None,
+        metavar="PATH",
+        help="with --app: the path the documented operations are served under, as `serve --prefix` takes it; the "
+        "check says whether they route there (default: the document's relative server URL)",
+    )
     check.add_argument("--warnings", type=_count, default=20, metavar="N", help="print at most N warnings (default 20)")
     for flag, what in (("--read-only", "only reads"), ("--destructive", "deletes data"), ("--writes", "writes")):
         check.add_argument(flag, action="append", default=[], metavar="PATTERN", help=f"functions that {what}")
@@ -78,7 +88,7 @@ def configure(catalog: argparse.ArgumentParser) -> None:
     check.set_defaults(run=_check)
 
     search = actions.add_parser("search", help="rank functions for a task, as search_functions does")
-    search.add_argument("spec", help=SPEC_HELP)
+    _source_arguments(search, "query")
     search.add_argument("query", nargs="?", default=None, help="the task in words, e.g. 'refund a payment'")
     search.add_argument("--module", default=None, help="search only this module")
     search.add_argument("--limit", type=_positive, default=10, help="hits to show (default 10)")
@@ -86,19 +96,67 @@ def configure(catalog: argparse.ArgumentParser) -> None:
     search.set_defaults(run=_search)
 
     describe = actions.add_parser("describe", help="describe functions, as describe_function does")
-    describe.add_argument("spec", help=SPEC_HELP)
+    _source_arguments(describe, "names")
     describe.add_argument("names", nargs="+", metavar="NAME", help="full function names, e.g. pets.create_pet")
     describe.set_defaults(run=_describe)
 
     term = actions.add_parser("term", help="explain a term, as explain_term does")
-    term.add_argument("spec", help=SPEC_HELP)
+    _source_arguments(term, "name")
     term.add_argument("name", help="a term of the glossary (a schema's name), e.g. Pet")
     term.set_defaults(run=_term)
 
     snapshot = actions.add_parser("snapshot", help="write the catalog as stable JSON")
-    snapshot.add_argument("spec", help=SPEC_HELP)
+    _source_arguments(snapshot)
     snapshot.add_argument("-o", "--output", type=Path, default=None, help="file to write (default: stdout)")
     snapshot.set_defaults(run=_snapshot)
+
+
+def _source_arguments(parser: argparse.ArgumentParser, *positionals: str) -> None:
+    """SPEC (optional, since `--app` can take its place), `--app` and `--app-dir`; `positionals` are the
+    arguments after SPEC, which take SPEC's place when `--app` is given (see `_source`)."""
+    parser.add_argument("spec", nargs="?", default=None, help=SPEC_HELP)
+    parser.add_argument(
+        "--app",
+        default=None,
+        metavar="MODULE:ATTR",
+        help="read the document from this ASGI app's openapi(), imported as `serve --app` does (e.g. "
+        "myapi.main:app or myapi.main:create_app), instead of SPEC",
+    )
+    parser.add_argument(
+        "--app-dir",
+        default=None,
+        metavar="DIR",
+        help="the folder --app's module is imported from (default: the current folder)",
+    )
+    parser.set_defaults(source_parser=parser, positionals=positionals)
+
+
+def _source(options: argparse.Namespace) -> str | None:
+    """The document's name for messages (the SPEC, or `--app MODULE:ATTR`); with `--app`, what argparse read as
+    SPEC is moved to the arguments after it. Exits with a usage error when neither or both are given."""
+    parser: argparse.ArgumentParser = options.source_parser
+    if options.app is None:
+        if options.spec is None:
+            parser.error("name the OpenAPI document (a file, a URL or `demo`), or give --app MODULE:ATTR")
+        if getattr(options, "prefix", None) is not None:
+            parser.error("--prefix applies to --app: the path an app serves the documented operations under")
+        return str(options.spec)
+    if options.spec is not None:
+        words = [options.spec]
+        for name in options.positionals:
+            value = getattr(options, name)
+            words.extend(value if isinstance(value, list) else [] if value is None else [value])
+        options.spec = None
+        for name in options.positionals:
+            many = isinstance(getattr(options, name), list)
+            taken, words = (words, []) if many else (words[:1], words[1:])
+            setattr(options, name, taken if many else (taken[0] if taken else None))
+        if words:
+            parser.error(
+                f"--app takes the place of SPEC: {' '.join(map(repr, words))} is one argument too many "
+                "(give SPEC or --app, not both)"
+            )
+    return f"--app {options.app}"
 
 
 def _semantic_flag(parser: argparse.ArgumentParser) -> None:
@@ -118,15 +176,25 @@ def _ranking(options: argparse.Namespace) -> Ranking:
     return Ranking(semantic=options.semantic)
 
 
-def _catalog(spec: str, effects: EffectRules | None = None) -> Catalog:
-    """The catalog of SPEC: a path or URL, or `demo` for the bundled demo API."""
+def _catalog(options: argparse.Namespace, effects: EffectRules | None = None) -> Catalog:
+    """The catalog of SPEC (a path or URL, or `demo` for the bundled demo API) or of the app `--app` names."""
+    return _catalog_and_app(options, effects)[0]
+
+
+def _catalog_and_app(options: argparse.Namespace, effects: EffectRules | None = None) -> tuple[Catalog, Any]:
+    """The catalog, and the app `--app` names (None for a SPEC)."""
     from catalog.builder import load_catalog
     from gateway.rest.fetching import FETCH_TIMEOUT, http_fetch
 
+    _source(options)
+    if options.app is not None:
+        app = _documented_app(options)
+        return load_catalog(app, effects=effects), app
+    spec = options.spec
     if spec == "demo":
         from demo import create_app
 
-        return load_catalog(create_app(), effects=effects)
+        return load_catalog(create_app(), effects=effects), None
     timeout = os.environ.get("MCP_GATEWAY_FETCH_TIMEOUT", "")
     try:
         fetch = http_fetch(float(timeout) if timeout else FETCH_TIMEOUT)
@@ -134,14 +202,27 @@ def _catalog(spec: str, effects: EffectRules | None = None) -> Catalog:
         raise GatewayConfigError(
             f"MCP_GATEWAY_FETCH_TIMEOUT must be a positive number of seconds, not {timeout!r}"
         ) from None
-    return load_catalog(spec, effects=effects, fetch=fetch)
+    return load_catalog(spec, effects=effects, fetch=fetch), None
+
+
+def _documented_app(options: argparse.Namespace) -> Any:
+    """The ASGI app `--app` names, which must have an `openapi()` method (FastAPI's) for its document."""
+    from gateway.cli.gateways import import_app
+
+    app = import_app(options.app, options.app_dir)
+    if not callable(getattr(app, "openapi", None)):
+        raise GatewayConfigError(
+            f"--app: {options.app} is an ASGI app without an openapi() method, so it has no document to read; "
+            "export the app's OpenAPI document to a file and give that as SPEC"
+        )
+    return app
 
 
 def _check(options: argparse.Namespace, out: TextIO) -> int:
     from catalog.effects import EffectRules
 
     rules = EffectRules.of(read_only=options.read_only, destructive=options.destructive, writes=options.writes)
-    catalog = _catalog(options.spec, rules)
+    catalog, app = _catalog_and_app(options, rules)
     functions = catalog.functions()
     print(
         f"{catalog.title} {catalog.version}: {len(catalog.modules)} modules, {len(functions)} functions, "
@@ -158,18 +239,29 @@ def _check(options: argparse.Namespace, out: TextIO) -> int:
     if len(catalog.warnings) > options.warnings:
         print(f"… {len(catalog.warnings) - options.warnings} more warnings (--warnings N shows more)", file=out)
     _print_other_hosts(catalog, out)
+    if app is not None and functions:
+        _print_routes(app, catalog, options.prefix, out)
     _print_effect_candidates(catalog, out, limit=options.warnings)
     _print_ranking(catalog, _ranking(options), options.queries, out)
     if not functions:
         print(
-            f"mcp-gateway: {options.spec}: the document describes no operations, so agents would find no functions; "
-            "check that `paths` lists operations (get, post, ...) and that this is the API's full document",
+            f"mcp-gateway: {_source(options)}: the document describes no operations, so agents would find no "
+            "functions; check that `paths` lists operations (get, post, ...) and that this is the API's full document",
             file=sys.stderr,
         )
         return EXIT_REFUSED
     if getattr(options, "strict", False) and catalog.resolver is not None:
         return _print_spec_problems(catalog.resolver.document, out, limit=options.warnings)
     return EXIT_OK
+
+
+def _print_routes(app: Any, catalog: Catalog, prefix: str | None, out: TextIO) -> None:
+    """Where in the app the documented operations route, as `serve --app` finds it (ConfigError when nowhere)."""
+    from gateway.rest.routes import call_prefix
+
+    found = call_prefix(app, catalog, prefix)
+    where = f"under {found!r}" if found else "at its root"
+    print(f"routes: the documented operations route in the app {where}; calls go there", file=out)
 
 
 def _print_ranking(catalog: Catalog, ranking: Ranking, queries: Path | None, out: TextIO) -> None:
@@ -274,7 +366,7 @@ def _print_effect_candidates(catalog: Catalog, out: TextIO, *, limit: int) -> No
 def _search(options: argparse.Namespace, out: TextIO) -> int:
     from catalog.search import SearchIndex, search
 
-    catalog = _catalog(options.spec)
+    catalog = _catalog(options)
     ranking = _ranking(options)
     if options.query and ranking.semantic_on:
         # One search per process: wait for the vectors (made once, then read from the cache).
@@ -291,7 +383,7 @@ def _search(options: argparse.Namespace, out: TextIO) -> int:
 def _describe(options: argparse.Namespace, out: TextIO) -> int:
     from catalog.render import describe_functions
 
-    catalog = _catalog(options.spec)
+    catalog = _catalog(options)
     print(describe_functions(catalog, [catalog.function(name) for name in options.names]), file=out)
     return EXIT_OK
 
@@ -299,7 +391,7 @@ def _describe(options: argparse.Namespace, out: TextIO) -> int:
 def _term(options: argparse.Namespace, out: TextIO) -> int:
     from catalog.render import explain_term
 
-    catalog = _catalog(options.spec)
+    catalog = _catalog(options)
     print(explain_term(catalog, catalog.term(options.name)), file=out)
     return EXIT_OK
 
@@ -307,7 +399,7 @@ def _term(options: argparse.Namespace, out: TextIO) -> int:
 def _snapshot(options: argparse.Namespace, out: TextIO) -> int:
     from catalog.snapshot import catalog_snapshot, dump_snapshot
 
-    text = dump_snapshot(catalog_snapshot(_catalog(options.spec)))
+    text = dump_snapshot(catalog_snapshot(_catalog(options)))
     if options.output is None:
         out.write(text)
     else:

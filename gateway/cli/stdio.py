@@ -49,7 +49,9 @@ def stdio_command(options: argparse.Namespace, out: TextIO) -> int:
             headers = await gateway.authentication.of_token(token)
         except CredentialError as error:
             raise CredentialError(f"MCP_GATEWAY_TOKEN was refused ({error}). {KEY_ADVICE}") from None
-        gateway.use_stdio_credentials(headers, hint=KEY_MISSING if token is None else KEY_REFUSED)
+        gateway.use_stdio_credentials(
+            headers, hint=KEY_MISSING if token is None else KEY_REFUSED, given=token is not None
+        )
         async with gateway.lifespan():
             await run_stdio(gateway.endpoint)
 

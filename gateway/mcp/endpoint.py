@@ -221,7 +221,7 @@ class McpEndpoint:
     async def _call_tool(self, spec: ToolSpec, args: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
         name = spec.name
         arguments = dict(args)
-        too_big = oversized(arguments)
+        too_big = oversized(arguments, self.policy.limits)
         if too_big is not None:
             return ToolResult.error(f"Invalid arguments for {name}: {too_big}.")
         try:

@@ -18,18 +18,21 @@ class RestContexts:
     """Makes each request's `RestContext`: forwarded headers believed only from `proxies`, credentials last.
 
     Over stdio there are no per-request credentials: `stdio_headers` are the REST headers every stdio call
-    carries, and `stdio_hint` tells the agent, on an HTTP 401, where they come from and how to fix them.
+    carries, and `stdio_hint` tells the agent, when the API refuses them, where they come from and how to fix them.
     """
 
     def __init__(self, proxies: TrustedProxies | None = None) -> None:
         self.proxies = proxies or TrustedProxies()
         self.stdio_headers: tuple[tuple[str, str], ...] = ()
         self.stdio_hint = ""
+        self.stdio_given = True
 
-    def use_stdio_credentials(self, headers: Mapping[str, str], *, hint: str = "") -> None:
-        """The REST headers every stdio call carries, and what to tell the agent when the API refuses them."""
+    def use_stdio_credentials(self, headers: Mapping[str, str], *, hint: str = "", given: bool = True) -> None:
+        """The REST headers every stdio call carries, what to tell the agent when the API refuses them, and whether
+        the server was given credentials at all."""
         self.stdio_headers = tuple(headers.items())
         self.stdio_hint = hint
+        self.stdio_given = given
 
     async def __call__(self, request: RequestInfo) -> RestContext:
         """What the REST calls of `request` carry."""
@@ -53,5 +56,7 @@ class RestContexts:
             headers.extend((str(k), str(v)) for k, v in principal.items())
         elif request.transport == "stdio":
             headers.extend(self.stdio_headers)
-            return RestContext(headers=tuple(headers), peer=peer, credential_hint=self.stdio_hint)
+            return RestContext(
+                headers=tuple(headers), peer=peer, credential_hint=self.stdio_hint, credentials_given=self.stdio_given
+            )
         return RestContext(headers=tuple(headers), peer=peer)

@@ -7,6 +7,7 @@ says which prefix or sub-app would fit.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -14,9 +15,17 @@ from typing import Any, Final
 
 from starlette.routing import BaseRoute, Host, Match, Mount, Router
 
-from catalog.model import Function
+from catalog.model import Catalog, Function
+from gateway.errors import ConfigError
 
-__all__ = ["RouteReport", "check_routes", "mounted_prefixes", "serves"]
+__all__ = ["RouteReport", "call_prefix", "check_routes", "mounted_prefixes", "serves"]
+
+logger = logging.getLogger("gateway")
+
+#: How many unrouted operations a start-up error names.
+_EXAMPLES: Final = 5
+#: How many operations the start-up route check tries before it tries them all.
+_SAMPLE: Final = 24
 
 _TEMPLATE: Final = re.compile(r"\{([^{}/]+)\}")
 _UUID: Final = "00000000-0000-4000-8000-000000000000"
@@ -91,6 +100,68 @@ def mounted_prefixes(app: Any) -> list[str]:
     if router is not None:
         walk(router.routes, "")
     return found
+
+
+def _all_route(report: RouteReport) -> bool:
+    """Every operation routes for certain (static files mounted there would take any path, and do not count)."""
+    return report.known and report.routed == report.checked
+
+
+def _relative_server(catalog: Catalog) -> str:
+    """The document's first server URL when it is a path (`/api`): where its paths live in the app."""
+    first = catalog.servers[0] if catalog.servers else ""
+    return first.rstrip("/") if first.startswith("/") else ""
+
+
+def call_prefix(app: Any, catalog: Catalog, given: str | None) -> str:
+    """The prefix calls go under: the `given` one, else the document's relative server URL, or (when none of the
+    documented operations route there and no prefix was given) the one mounted path under which all of them do,
+    said loudly. Refuses (ConfigError) an app in which they route nowhere, naming the prefix or sub-app that fits.
+
+    Operations that do not route while others do are not reported: frameworks route in ways inspection cannot
+    always follow (FastAPI's low-priority routes), and such a call answers the app's own 404.
+    """
+    prefix = given if given is not None else _relative_server(catalog)
+    functions = catalog.functions()
+    if not check_routes(app, functions, prefix, sample=_SAMPLE).none_route:
+        return prefix
+    report = check_routes(app, functions, prefix)
+    if not report.none_route:
+        return prefix
+    examples = ", ".join(f"{f.method} {prefix}{f.path}" for f in report.unrouted[:_EXAMPLES])
+    fits = [
+        candidate
+        for candidate in dict.fromkeys(["", *mounted_prefixes(app)])
+        if candidate != prefix and _all_route(check_routes(app, functions, candidate, sample=_SAMPLE))
+    ]
+    where = f"under the prefix {prefix!r}" if prefix else "at the app's root"
+    why = " (the document's relative server URL)" if prefix and given is None else ""
+    if len(fits) == 1 and given is None:
+        # The app's own document for a sub-app it mounts (Prefect: the API at /api): unambiguous, so served.
+        logger.warning(
+            "none of the document's %d operations route in the app %s%s, and all of them route under %r, where "
+            "the app mounts a sub-app: calls go there; pass prefix=%r (--prefix %s) to say so and silence this",
+            report.checked,
+            where,
+            why,
+            fits[0],
+            fits[0],
+            fits[0] or "''",
+        )
+        return fits[0]
+    if fits:
+        option = fits[0] or "''"
+        under = " or ".join(map(repr, fits))
+        fix = (
+            f"they route under {under}: pass prefix={fits[0]!r} (--prefix {option}) or the one whose document "
+            "this is, or give that sub-app as app="
+        )
+    else:
+        fix = "give the app whose document this is, or pass prefix= with the path the app serves them under"
+    raise ConfigError(
+        f"none of the document's {report.checked} operations route in the app {where}{why} (e.g. {examples}): "
+        f"every call would answer 404. {fix[0].upper()}{fix[1:]}"
+    )
 
 
 def _router(app: Any) -> Router | None:

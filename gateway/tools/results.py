@@ -45,7 +45,8 @@ def response_result(
 ) -> ToolResult:
     """The tool result for a REST response: an error result for 4xx/5xx, else content by media type.
 
-    `credential_hint` replaces the general advice on an HTTP 401 (where this caller's credentials come from).
+    `credential_hint` replaces the general advice on an error status (where this caller's credentials come from;
+    `RestContext.refusal_hint` says for which statuses).
     """
     media = response.content_type
     if response.status >= 400:
@@ -202,7 +203,7 @@ def _error(function: Function, response: HttpResponse, max_output_bytes: int, cr
     body = response.body.decode("utf-8", "replace").strip()
     if response.raised:
         hint = _RAISED_HINT
-    elif response.status == 401 and credential_hint:
+    elif credential_hint:
         hint = credential_hint
     else:
         hint = _STATUS_HINTS.get(response.status, "The API failed; retry later." if response.status >= 500 else "")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from catalog.model import Function
+from gateway.arguments import oversized
 from gateway.errors import ConfigError, LimitError, RestError, ToolError
 from gateway.flags import cli
 from gateway.mcp.progress import report as report_progress
@@ -164,6 +165,10 @@ class ScriptTool:
             refusal = caller.script_refusal(function)
             if refusal is not None:
                 raise CallError(refusal)
+            # The bounds a tool call's arguments meet at the endpoint, for the calls that enter here instead.
+            too_big = oversized(args, caller.policy.limits)
+            if too_big is not None:
+                raise CallError(f"Invalid arguments for {function.name}: {too_big}.")
             try:
                 return await _call(self.dispatcher, function, args, context)
             finally:

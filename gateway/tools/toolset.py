@@ -505,7 +505,9 @@ class ToolSet:
         }
         if outcome.response is None:
             return value_result(function, outcome.value, **options)
-        return response_result(function, outcome.response, credential_hint=context.credential_hint, **options)
+        return response_result(
+            function, outcome.response, credential_hint=context.refusal_hint(outcome.response.status), **options
+        )
 
 
 def searched(text: str, max_output_bytes: int, args: Mapping[str, Any]) -> str:

@@ -109,6 +109,15 @@ def _host(api: FastAPI) -> FastAPI:
 sub_api = _items_api("Mounted shop")
 mounted = _host(sub_api)
 
+
+def publishing_host() -> FastAPI:
+    """A host that mounts its API under /api and publishes the API's document (/items) as its own (Prefect's shape)."""
+    api = _items_api("Published shop")
+    host = _host(api)
+    host.openapi = api.openapi  # type: ignore[method-assign]
+    return host
+
+
 #: An API whose document says `servers: [{url: /api}]`, mounted there.
 relative_api = _items_api("Relative shop", servers=[{"url": "/api"}])
 relative = _host(relative_api)

@@ -1,5 +1,5 @@
 """`argument_problems`: what is wrong with a call's arguments, in one wording, naming the argument at fault; and
-`oversized`, the bound on how much one call may send to be checked."""
+`oversized`, the bounds on how large and how deep one call's arguments may be."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import jsonschema
 from catalog.render import FILE_HINT
 from catalog.schemas import file_schema
 from gateway.arguments import ArgumentProblem, argument_problems, oversized, schema_message
+from gateway.limits import Limits
 
 
 def problems(schema: dict[str, Any], args: dict[str, Any]) -> list[tuple[str, str]]:
@@ -147,15 +148,25 @@ def test_a_long_message_is_cut_at_its_limit_with_an_ellipsis() -> None:
     assert schema_message(error, limit=len(error.message)) == error.message
 
 
-def test_arguments_of_exactly_the_limit_are_checked_and_one_more_value_is_refused() -> None:
-    # The object itself, then one key and one value per entry.
-    assert oversized({"a": 1, "b": 2}, limit=5) is None
-    assert oversized({"a": 1, "b": 2}, limit=4) == (
-        "the arguments hold more than 4 values; send less per call (a page, a batch)"
+def test_arguments_nested_past_the_depth_limit_are_refused_naming_the_limit() -> None:
+    def nested(levels: int) -> dict[str, Any]:
+        value: dict[str, Any] = {}
+        for _ in range(levels - 1):
+            value = {"a": value}
+        return value
+
+    assert oversized(nested(64), Limits()) is None
+    refused = oversized(nested(65), Limits())
+    assert refused is not None
+    assert "more than 64 levels deep" in refused and "Limits.max_argument_depth (--max-argument-depth)" in refused
+    assert oversized({"a": [[[1]]]}, Limits(max_argument_depth=4)) is None
+    assert oversized({"a": [[[1]]]}, Limits(max_argument_depth=3)) is not None
+
+
+def test_arguments_over_the_size_limit_are_refused_with_their_size_and_the_limit() -> None:
+    args = {"text": "é" * 10}  # 20 bytes of UTF-8 in quotes, with its key and braces: 31 bytes of compact JSON
+    assert oversized(args, Limits(max_argument_bytes=31)) is None
+    assert oversized(args, Limits(max_argument_bytes=30)) == (
+        "the arguments are 31 bytes of JSON, over the limit of 30 (Limits.max_argument_bytes "
+        "(--max-argument-bytes)); send less per call (a page, a batch), or ask the operator to raise the limit"
     )
-    assert oversized([1, [2, 3]], limit=5) is None
-    assert oversized([1, [2, 3]], limit=4) is not None
-    assert oversized(list(range(20_000))) == (
-        "the arguments hold more than 20,000 values; send less per call (a page, a batch)"
-    )
-    assert oversized(list(range(19_999))) is None

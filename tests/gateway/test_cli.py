@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from starlette.applications import Starlette
 
 from gateway.cli import gateways
 from gateway.cli.commands import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main, parser_for
@@ -74,6 +75,68 @@ def test_snapshot_writes_stable_json(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_the_demo_is_a_spec_name(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["catalog", "search", "demo", "who am i"]) == EXIT_OK
     assert "users.get_current_user(" in capsys.readouterr().out
+
+
+def test_catalog_commands_read_the_document_of_the_app_named_with_app(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "check", "demo"]) == EXIT_OK
+    from_spec = capsys.readouterr().out.splitlines()[0]
+    assert main(["catalog", "check", "--app", "demo:create_app"]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == from_spec
+    assert "routes: the documented operations route in the app at its root" in out
+    assert main(["catalog", "search", "--app", "demo:create_app", "who am I"]) == EXIT_OK
+    assert capsys.readouterr().out.startswith("users.get_current_user(")
+    assert main(["catalog", "describe", "--app", "demo:create_app", "users.get_current_user", "orders.get_order"]) == 0
+    assert "\n\norders.get_order(" in capsys.readouterr().out
+    assert main(["catalog", "term", "--app", "demo:create_app", "Product"]) == EXIT_OK
+    assert capsys.readouterr().out.startswith("Product")
+
+
+def test_check_with_app_says_where_the_operations_route_and_refuses_a_prefix_where_they_do_not(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    app = ["catalog", "check", "--app", "tests.gateway.shapes:publishing_host"]
+    assert main([*app, "--prefix", "/api"]) == EXIT_OK
+    assert "routes: the documented operations route in the app under '/api'" in capsys.readouterr().out
+    assert main([*app, "--prefix", "/v9"]) == EXIT_REFUSED
+    assert "--prefix /api" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("reference", "said"),
+    [
+        ("tests.gateway.no_such_module:app", "--app: cannot import 'tests.gateway.no_such_module'"),
+        ("tests.gateway.shapes:nothing", "has no attribute 'nothing'"),
+        ("tests.gateway.shapes:KEY", "is a str ('shape-key'), not an ASGI app"),
+        ("tests.gateway.test_cli:_starlette_app", "without an openapi() method"),
+    ],
+)
+def test_catalog_with_an_app_that_has_no_document_says_why(
+    reference: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["catalog", "check", "--app", reference]) == EXIT_REFUSED
+    assert said in capsys.readouterr().err
+
+
+def _starlette_app() -> Starlette:
+    return Starlette()
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["check"], "name the OpenAPI document"),
+        (["check", "demo", "--app", "demo:create_app"], "give SPEC or --app, not both"),
+        (["check", "demo", "--prefix", "/api"], "--prefix applies to --app"),
+    ],
+)
+def test_catalog_commands_need_one_document_exactly(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["catalog", *argv])
+    assert exit_info.value.code == EXIT_USAGE
+    assert said in capsys.readouterr().err
 
 
 def test_wrong_usage_exits_two(capsys: pytest.CaptureFixture[str]) -> None:

@@ -19,6 +19,7 @@ from mcp import Client, StdioServerParameters
 from gateway.cli.commands import parser_for
 from gateway.cli.gateways import stdio_args
 from gateway.cli.serve import print_client_setup
+from gateway.requests import RestContext
 
 pytestmark = pytest.mark.anyio
 
@@ -37,6 +38,12 @@ APP_SOURCE = textwrap.dedent(
     @app.get("/notes", tags=["notes"], operation_id="list_notes")
     def notes() -> list[str]:
         return ["first"]
+
+    @app.get("/drafts", tags=["notes"], operation_id="list_drafts")
+    def drafts(authorization: str = Header("")) -> list[str]:
+        if authorization != "Bearer right-key":
+            raise HTTPException(403, "Not authenticated")  # as FastAPI's own security classes long answered
+        return ["draft"]
     """
 )
 
@@ -129,9 +136,13 @@ async def test_over_stdio_a_missing_token_says_to_set_mcp_gateway_token(project:
     )
     async with Client(server, mode="legacy") as client:
         result = await client.call_tool("whoami", {})
+        forbidden = await client.call_tool("call_function", {"name": "notes.list_drafts", "args": {}})
     assert result.is_error
     assert "started without MCP_GATEWAY_TOKEN" in text(result)
     assert "claude_desktop_config.json" in text(result)
+    # An API that answers a missing key with 403, not 401: the same advice, since no key was sent at all.
+    assert forbidden.is_error and text(forbidden).startswith("HTTP 403")
+    assert "started without MCP_GATEWAY_TOKEN" in text(forbidden)
 
 
 async def test_over_stdio_a_refused_token_says_the_key_in_mcp_gateway_token_was_refused(project: Path) -> None:
@@ -143,8 +154,11 @@ async def test_over_stdio_a_refused_token_says_the_key_in_mcp_gateway_token_was_
     )
     async with Client(server, mode="legacy") as client:
         result = await client.call_tool("whoami", {})
+        forbidden = await client.call_tool("call_function", {"name": "notes.list_drafts", "args": {}})
     assert result.is_error
     assert "refused the key in MCP_GATEWAY_TOKEN" in text(result)
+    # A 403 to a key that was sent says the key lacks permission, not that it was refused.
+    assert forbidden.is_error and "MCP_GATEWAY_TOKEN" not in text(forbidden)
 
 
 def test_an_app_dir_that_is_not_a_folder_is_refused_naming_the_module(
@@ -155,3 +169,15 @@ def test_an_app_dir_that_is_not_a_folder_is_refused_naming_the_module(
     code = main(["stdio", "--app", "notes_api:app", "--app-dir", str(tmp_path / "missing")])
     assert code != 0
     assert "--app-dir" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("given", "hinted"),
+    [(True, {401}), (False, {401, 403, 407})],
+)
+def test_the_credential_hint_answers_each_refusal_of_credentials_and_nothing_else(
+    given: bool, hinted: set[int]
+) -> None:
+    context = RestContext(credential_hint="set the key", credentials_given=given)
+    answered = {status for status in (400, 401, 403, 404, 407, 429, 500) if context.refusal_hint(status)}
+    assert answered == hinted

@@ -17,6 +17,8 @@ from gateway.limits import Limits, _count, option_name
 COUNTS = {
     "max_schema_nodes": 1,
     "max_body_bytes": 1,
+    "max_argument_bytes": 1,
+    "max_argument_depth": 1,
     "max_running": 0,
     "tasks_running_per_caller": 1,
     "tasks_running": 1,

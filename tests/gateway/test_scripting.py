@@ -223,6 +223,19 @@ async def test_argument_errors_are_catchable_with_the_signature_hint(shop: tuple
     assert "missing required argument 'order_id'" in text(result)
 
 
+async def test_a_script_calls_arguments_meet_the_same_depth_limit_as_a_tool_calls(
+    shop: tuple[FastAPI, Gateway],
+) -> None:
+    app, _ = shop
+    code = (
+        "let deep = 1; for (let i = 0; i < 70; i++) deep = [deep];\n"
+        "try { await api.orders.get_order({order_id: deep}) } catch (e) { return e.message }"
+    )
+    async with connect(app) as client:
+        result = await run_script(client, code)
+    assert "more than 64 levels deep, the limit Limits.max_argument_depth (--max-argument-depth)" in text(result)
+
+
 async def test_writes_are_refused_when_scripts_are_read_only(shop: tuple[FastAPI, Gateway]) -> None:
     app, gateway = shop
     headers = {"authorization": f"Bearer {ADMIN_KEY}"}
