@@ -516,7 +516,8 @@ class _Converter:
             if len(types) == 1:
                 schema["type"] = types[0]
             elif types:
-                schema["oneOf"] = [{"type": t} for t in types]
+                # OAS 3.0 §4.7.24.1: `items` must be present when the type is array.
+                schema["oneOf"] = [{"type": t, "items": {}} if t == "array" else {"type": t} for t in types]
         elif kind == "null":
             del schema["type"]
             schema["nullable"] = True
