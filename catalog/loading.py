@@ -78,7 +78,8 @@ def load_document(
     location: str | None = None,
     fetch: Fetch = read_file,
 ) -> Document:
-    """Load an OpenAPI 3.0/3.1 document; raise DocumentError when it cannot be understood.
+    """Load an OpenAPI 3.0/3.1 document (a Swagger 2.0 one converted first); raise DocumentError when it cannot be
+    understood.
 
     `source` is one of:
 
