@@ -1,12 +1,13 @@
-"""Load an OpenAPI 3.0 or 3.1 document into one JSON-compatible tree whose `$ref`s are all local.
+"""Load an OpenAPI 3.0 or 3.1 (or Swagger 2.0) document into one JSON-compatible tree whose `$ref`s are all local.
 
 `load_document` takes a file path, an http(s) URL, document text, bytes, a mapping or a FastAPI app. URLs, and
 the other files and URLs that `$ref`s name, are read through the `fetch` callable the caller supplies (see
 `catalog.fetched`): the catalog opens no connection itself. External-file, URL and OpenAPI 3.1
 `$id`-relative refs are bundled into the tree the way `redocly bundle` does (see `catalog._bundle`), so a
 multi-file API loads the same as its bundle. Real documents are often strictly invalid: what can still be
-understood loads, and its problems come back as `Document.warnings`; what cannot (Swagger 2.0, no `openapi`
-field, broken JSON/YAML, a top level that is no mapping) raises `DocumentError` saying what, where and what to do.
+understood loads, and its problems come back as `Document.warnings`; what cannot (no `openapi` field, broken
+JSON/YAML, a top level that is no mapping) raises `DocumentError` saying what, where and what to do. A Swagger 2.0
+document is converted to OpenAPI 3.0.3 first (`catalog.swagger2`), with a warning that says so.
 
 Documents whose refs are all local and resolvable (nearly all single-file documents) are not walked at all: the
 parse collects the `$ref` values on the way, so GitHub's 13 MB document loads in about the time `json.loads`
@@ -31,6 +32,7 @@ from catalog._parse import RefScan, parse_text
 from catalog._pointer import MISSING, join_pointer, lookup, split_fragment
 from catalog.errors import DocumentError
 from catalog.fetched import Fetch, Fetched, looks_like_html, read_file
+from catalog.swagger2 import OPENAPI_VERSION, convert_swagger2
 
 __all__ = ["Document", "DocumentWarning", "OpenAPIApp", "load_document"]
 
@@ -76,7 +78,8 @@ def load_document(
     location: str | None = None,
     fetch: Fetch = read_file,
 ) -> Document:
-    """Load an OpenAPI 3.0/3.1 document; raise DocumentError when it cannot be understood.
+    """Load an OpenAPI 3.0/3.1 document (a Swagger 2.0 one converted first); raise DocumentError when it cannot be
+    understood.
 
     `source` is one of:
 
@@ -187,6 +190,8 @@ def _load_tree(
             location=location,
         )
     warnings = [DocumentWarning(pointer="#", message=note) for note in scan.notes] if scan else []
+    if "openapi" not in tree and "swagger" in tree:
+        tree, scan, owned = _convert_swagger(tree, location, scan, warnings)
     openapi, minor = _check_version(tree, location, warnings)
     if scan is None:
         tree, scan, owned = _adopt(tree, location)
@@ -216,8 +221,38 @@ def _json_type(value: Any) -> str:
 # -- version ---------------------------------------------------------------------------------------------------
 
 
+def _convert_swagger(
+    tree: Mapping[str, Any], location: str, scan: RefScan | None, warnings: list[DocumentWarning]
+) -> tuple[dict[str, Any], RefScan, bool]:
+    """A Swagger 2.0 document converted to OpenAPI 3.0.3, a warning saying so first; DocumentError for another
+    `swagger` version."""
+    version = tree["swagger"]
+    if version != "2.0" and not (isinstance(version, float) and version == 2.0):
+        raise _swagger_error(version, location, "#/swagger")
+    if scan is None:
+        tree, _, _ = _adopt(tree, location)  # JSON-compatible before converting
+    try:
+        conversion = convert_swagger2(tree)
+    except RecursionError:
+        raise DocumentError(
+            f"{location} is nested too deeply to read (over ~{sys.getrecursionlimit() // 2} levels)", location=location
+        ) from None
+    as_number = " (written as a number; write it as the string '2.0')" if isinstance(version, float) else ""
+    warnings[:0] = [
+        DocumentWarning(
+            pointer="#/swagger",
+            message=f"a Swagger 2.0 document{as_number}, converted in-process to OpenAPI {OPENAPI_VERSION} "
+            f"({conversion.operations} operations); `npx swagger2openapi` writes a converted copy to review or edit",
+        ),
+        *(DocumentWarning(pointer=pointer, message=message) for pointer, message in conversion.notes),
+    ]
+    converted = RefScan()
+    _scan_tree(conversion.data, converted)
+    return conversion.data, converted, True
+
+
 def _check_version(tree: Mapping[str, Any], location: str, warnings: list[DocumentWarning]) -> tuple[str, int]:
-    """The `openapi` string and its minor version; DocumentError for Swagger 2.0 and a missing or unknown one."""
+    """The `openapi` string and its minor version; DocumentError for a missing or unknown one."""
     if "openapi" not in tree:
         if "swagger" in tree:
             raise _swagger_error(tree["swagger"], location, "#/swagger")
@@ -242,7 +277,12 @@ def _check_version(tree: Mapping[str, Any], location: str, warnings: list[Docume
     match = _VERSION.fullmatch(value)
     if match is None:
         if value.startswith("2"):
-            raise _swagger_error(value, location, "#/openapi")
+            raise DocumentError(
+                f"`openapi` in {location} is {value!r}; a Swagger 2.0 document says `swagger: '2.0'` instead "
+                "(it is then converted to OpenAPI 3), an OpenAPI 3 one a version such as '3.1.0'",
+                pointer="#/openapi",
+                location=location,
+            )
         raise DocumentError(
             f"unsupported OpenAPI version {value!r} in {location}; this loader reads OpenAPI 3.0.x and 3.1.x",
             pointer="#/openapi",
@@ -267,9 +307,9 @@ def _check_version(tree: Mapping[str, Any], location: str, warnings: list[Docume
 def _swagger_error(version: Any, location: str, pointer: str) -> DocumentError:
     name = Path(location).name if not location.startswith("<") else "swagger.json"
     return DocumentError(
-        f"{location} is a Swagger {version!r} (OpenAPI 2) document; only OpenAPI 3.0 and 3.1 are supported. "
-        f"Convert it first, e.g. `npx swagger2openapi {name} -o openapi.yaml`, or open it in the Swagger Editor "
-        "(editor.swagger.io) and choose Edit > Convert to OpenAPI 3, then load the result",
+        f"{location} says `swagger: {version!r}`; only Swagger '2.0' (converted in-process), OpenAPI 3.0 and 3.1 "
+        f"are read. Convert it first, e.g. `npx swagger2openapi {name} -o openapi.yaml`, or open it in the Swagger "
+        "Editor (editor.swagger.io) and choose Edit > Convert to OpenAPI 3, then load the result",
         pointer=pointer,
         location=location,
     )

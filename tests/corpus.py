@@ -12,8 +12,8 @@ from catalog.model import Catalog
 
 CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", Path(__file__).resolve().parents[2] / "shared" / "corpus" / "specs"))
 MULTIFILE_ENTRY = CORPUS / "digitalocean-public-v2.multifile" / "specification" / "DigitalOcean-public.v2.yaml"
-#: Documents the loader refuses on purpose (Swagger 2.0), with the version its error must name.
-REFUSED = {"oai-uber-swagger2.json": "2.0", "slack-web-swagger2.json": "2.0"}
+#: The Swagger 2.0 documents, which the loader converts to OpenAPI 3.0.3, with how many operations each has.
+SWAGGER_2 = {"oai-uber-swagger2.json": 5, "slack-web-swagger2.json": 174}
 
 
 def corpus_documents() -> list[str]:

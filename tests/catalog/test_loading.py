@@ -23,7 +23,6 @@ from catalog.loading import Document, load_document
 CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus" / "specs"))
 DO_MULTIFILE = CORPUS / "digitalocean-public-v2.multifile" / "specification" / "DigitalOcean-public.v2.yaml"
 DO_BUNDLED = CORPUS / "digitalocean-public-v2.bundled.yaml"
-SWAGGER_2 = {"oai-uber-swagger2.json", "slack-web-swagger2.json"}
 BIG = 1_000_000  # bytes; documents above this are marked slow
 
 MINIMAL = "openapi: 3.0.3\ninfo: {title: T, version: '1'}\npaths: {}\n"
@@ -333,11 +332,40 @@ def test_a_document_that_is_no_mapping_is_refused(text: str, what: str) -> None:
 # -- versions ----------------------------------------------------------------------------------------------------
 
 
-def test_swagger_2_is_refused_with_how_to_convert() -> None:
-    with pytest.raises(DocumentError, match=r"Swagger '2.0'.*npx swagger2openapi.*Swagger Editor") as caught:
-        load_document(CORPUS / "oai-uber-swagger2.json")
+def test_swagger_2_is_converted_to_openapi_3_with_a_note_first() -> None:
+    document = load_document(CORPUS / "oai-uber-swagger2.json")
+    assert document.openapi == "3.0.3"
+    assert document.data["servers"] == [{"url": "https://api.uber.com/v1"}]
+    assert "#/components/schemas/Product" in json.dumps(document.data)
+    assert [w.pointer for w in document.warnings] == ["#/swagger"]
+    assert "converted in-process to OpenAPI 3.0.3 (5 operations)" in document.warnings[0].message
+
+
+def test_a_swagger_2_mapping_with_python_values_is_converted_without_changing_it() -> None:
+    source = {
+        "swagger": "2.0",
+        "info": {"title": "T", "version": date(2024, 1, 2)},
+        "paths": {"/a": {"get": {"responses": {"200": {"description": "ok", "schema": {"$ref": "#/definitions/A"}}}}}},
+        "definitions": {"A": {"type": "string"}},
+    }
+    before = repr(source)
+    document = load_document(source)
+    assert repr(source) == before
+    assert document.data["info"]["version"] == "2024-01-02"
+    schema = document.data["paths"]["/a"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/A"}
+
+
+def test_a_swagger_2_number_version_is_converted_with_a_warning_to_quote_it() -> None:
+    document = load_document("swagger: 2.0\ninfo: {title: T, version: '1'}\npaths: {}\n")
+    assert document.openapi == "3.0.3"
+    assert "write it as the string '2.0'" in document.warnings[0].message
+
+
+def test_a_swagger_version_other_than_2_0_is_refused_with_how_to_convert() -> None:
+    with pytest.raises(DocumentError, match=r"swagger: '1\.2'.*npx swagger2openapi.*Swagger Editor") as caught:
+        load_document("swagger: '1.2'\ninfo: {title: T, version: '1'}\n")
     assert caught.value.pointer == "#/swagger"
-    assert caught.value.location.endswith("oai-uber-swagger2.json")
 
 
 def test_a_document_without_openapi_field_is_refused_pointing_at_it() -> None:
@@ -828,11 +856,7 @@ def corpus_documents() -> list[Any]:
 
 
 @pytest.mark.parametrize("path", corpus_documents())
-def test_every_corpus_document_loads_with_local_refs_or_is_refused(path: Path) -> None:
-    if path.name in SWAGGER_2:
-        with pytest.raises(DocumentError, match=r"Swagger '2\.0'"):
-            load_document(path)
-        return
+def test_every_corpus_document_loads_with_local_refs(path: Path) -> None:
     document = load_document(path)
     assert document.openapi.startswith(("3.0", "3.1"))
     nonlocal_refs = set(re.findall(r'"\$ref": "([^#"][^"]*)"', json.dumps(document.data)))

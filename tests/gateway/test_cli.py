@@ -36,11 +36,11 @@ def test_check_prints_counts_and_exits_zero(capsys: pytest.CaptureFixture[str]) 
     assert "3 modules, 19 functions, 6 terms" in out
 
 
-def test_check_refuses_swagger_2_on_stderr_with_exit_one(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["catalog", "check", str(CORPUS / "oai-uber-swagger2.json")]) == EXIT_REFUSED
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert "Swagger '2.0'" in captured.err and "swagger2openapi" in captured.err
+def test_check_converts_swagger_2_and_says_so_in_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["catalog", "check", str(CORPUS / "oai-uber-swagger2.json")]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("Uber API 1.0.0: 3 modules, 5 functions")
+    assert "warning: #/swagger: a Swagger 2.0 document, converted in-process to OpenAPI 3.0.3 (5 operations)" in out
 
 
 def test_a_missing_file_is_refused_clearly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
