@@ -330,37 +330,24 @@ class ProviderLogin:
 
     async def _id_claims(self, id_token: str, *, nonce: str) -> dict[str, Any]:
         metadata = await self._current()
-        try:
-            return _authlib.verify_id_token(
-                id_token,
-                metadata.keys,
-                issuer=self.provider.issuer,
-                client_id=self.provider.client_id,
-                nonce=nonce,
-                now=self._clock(),
-            )
-        except _authlib.UnknownKeyError:
-            # The provider may have rotated its keys since they were fetched: fetch them once more.
-            metadata = await self._current(new_keys=True)
-        except _authlib.IdTokenError as error:
-            logger.warning("refused an ID token: %s", error)
-            raise LoginError(
-                "The identity provider's answer could not be verified; start again from the app."
-            ) from None
-        try:
-            return _authlib.verify_id_token(
-                id_token,
-                metadata.keys,
-                issuer=self.provider.issuer,
-                client_id=self.provider.client_id,
-                nonce=nonce,
-                now=self._clock(),
-            )
-        except _authlib.IdTokenError as error:
-            logger.warning("refused an ID token: %s", error)
-            raise LoginError(
-                "The identity provider's answer could not be verified; start again from the app."
-            ) from None
+        for fetched_again in (False, True):
+            try:
+                return _authlib.verify_id_token(
+                    id_token,
+                    metadata.keys,
+                    issuer=self.provider.issuer,
+                    client_id=self.provider.client_id,
+                    nonce=nonce,
+                    now=self._clock(),
+                )
+            except _authlib.IdTokenError as error:
+                if isinstance(error, _authlib.UnknownKeyError) and not fetched_again:
+                    # The provider may have rotated its keys since they were fetched: fetch them once more.
+                    metadata = await self._current(new_keys=True)
+                    continue
+                logger.warning("refused an ID token: %s", error)
+                break
+        raise LoginError("The identity provider's answer could not be verified; start again from the app.")
 
     async def _document(self) -> dict[str, Any]:
         return (await self._current()).document

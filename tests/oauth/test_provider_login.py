@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +67,7 @@ async def serve(
     token_exchange: bool = False,
     timeout: float = 10.0,
     document_scopes: bool = False,
+    clock: Callable[[], float] | None = None,
 ) -> AsyncIterator[Site]:
     """The provider, then the site on real uvicorn (its port is chosen first: the provider must know the callback)."""
     sock = __import__("socket").socket()
@@ -97,7 +98,8 @@ async def serve(
                 token_exchange=token_exchange,
                 renew_before=renew_before,
                 timeout=timeout,
-            )
+            ),
+            clock=clock,
         )
         server = OAuthServer(config, login=login)
         gateway = Gateway(
@@ -363,6 +365,28 @@ async def test_an_id_token_that_does_not_hold_is_refused_with_a_page_and_a_log_l
         assert "could not be verified" in page.text and "code=" not in page.text
     logged = [record.getMessage() for record in caplog.records if "refused an ID token" in record.getMessage()]
     assert len(logged) == 1, logged
+
+
+async def test_an_id_token_under_a_kid_the_gateway_does_not_know_makes_it_fetch_the_keys_once_a_minute_at_most(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="oauth.upstream")
+    now = [time.time()]
+    async with serve(clock=lambda: now[0]) as site, httpx2.AsyncClient(timeout=10) as http:
+        fetches: list[int] = []
+        for later in (0.0, 61.0):
+            now[0] += later
+            _, at_provider = await started_at_provider(http, site)
+            callback = await site.idp.login(http, at_provider)
+            before = site.idp.log().count("GET /jwks ")
+            with site.idp.faults(id_token="unknown_key"):
+                page = await http.get(callback)
+            assert page.status_code == 400 and "could not be verified" in page.text
+            fetches.append(site.idp.log().count("GET /jwks ") - before)
+        # Within a minute of the last fetch the keys are not fetched again; after it, once (a rotation).
+        assert fetches == [0, 1]
+    logged = [record.getMessage() for record in caplog.records if "refused an ID token" in record.getMessage()]
+    assert len(logged) == 2 and all("no key of the provider verifies the ID token" in line for line in logged)
 
 
 async def test_an_access_token_for_another_api_is_refused_at_login_with_a_page_and_a_log_line_saying_why(

@@ -27,7 +27,7 @@
 // The admin server (its own 127.0.0.1 port, so that it stays up while the provider is "down") switches faults:
 //   GET  ADMIN_URL/faults  the current switches
 //   POST ADMIN_URL/faults  {"refresh": "ok"|"refuse", "token_delay_ms": N, "down": bool,
-//                           "id_token": "ok"|"wrong_audience"|"wrong_issuer"|"wrong_nonce"|"expired"|"wrong_signature",
+//                           "id_token": "ok"|"wrong_audience"|"wrong_issuer"|"wrong_nonce"|"expired"|"wrong_signature"|"unknown_key",
 //                           "access_token": "ok"|"wrong_audience"}
 //                          (fields left out keep their value); answers the switches now in force.
 import * as crypto from "node:crypto";
@@ -90,7 +90,7 @@ const ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token";
 
 // The switches the admin server sets; all off at start.
 const HEALTHY = Object.freeze({ refresh: "ok", token_delay_ms: 0, down: false, id_token: "ok", access_token: "ok" });
-const ID_TOKEN_FAULTS = ["ok", "wrong_audience", "wrong_issuer", "wrong_nonce", "expired", "wrong_signature"];
+const ID_TOKEN_FAULTS = ["ok", "wrong_audience", "wrong_issuer", "wrong_nonce", "expired", "wrong_signature", "unknown_key"];
 const ACCESS_TOKEN_FAULTS = ["ok", "wrong_audience"];
 // The audience of access tokens under the "wrong_audience" fault: an API the gateway was not configured for.
 const ANOTHER_API = "https://another-api.example.test";
@@ -160,6 +160,9 @@ function spoilIdToken(idToken, fault) {
       break;
     case "wrong_signature":
       return signJwt(header, payload, stranger);
+    case "unknown_key":
+      // As from a key rotated in after the client fetched the keys, but never published: no JWKS has it.
+      return signJwt({ ...header, alg: "RS256", kid: "not-published" }, payload, stranger);
   }
   return signJwt(header, payload, signing[header.alg]);
 }

@@ -41,7 +41,9 @@ SCRIPT = Path(__file__).with_name("provider.mjs")
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ACCESS_TOKEN_TYPE = "urn:ietf:params:oauth:token-type:access_token"
 
-IdTokenFault = Literal["ok", "wrong_audience", "wrong_issuer", "wrong_nonce", "expired", "wrong_signature"]
+IdTokenFault = Literal[
+    "ok", "wrong_audience", "wrong_issuer", "wrong_nonce", "expired", "wrong_signature", "unknown_key"
+]
 ClientAuthMethod = Literal["client_secret_post", "client_secret_basic"]
 
 _READY = "oidc-provider ready at "
@@ -100,7 +102,8 @@ class Faults:
     `token_delay_ms`: the token endpoint answers that much later (the work is done either way).
     `down=True`: the provider's port refuses connections and open ones are cut; tokens survive, as in an outage.
     `id_token`: ID tokens from the token endpoint come spoiled: another `aud`, `iss` or `nonce`, already expired
-    (each re-signed with the provider's key), or signed by a key outside its JWKS.
+    (each re-signed with the provider's key), or signed by a key outside its JWKS (`wrong_signature` under a
+    published kid, `unknown_key` under a kid the JWKS does not have).
     `access_token="wrong_audience"`: JWT access tokens come re-signed for another API
     (`https://another-api.example.test`), as from a provider whose API settings are wrong.
     """
