@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -254,13 +255,9 @@ class Authorization:
         if not first or "upstream" not in record:
             logger.warning("refused an identity provider's answer whose state was used already (a replay?)")
             return pages.error_page("This login was finished already", f"Its answer came twice. {_START_AGAIN}")
-        address = client_address(request, self.config.proxy_networks)
-        try:
-            client = await self.clients.find(record["client_id"], address=address)
-        except ProtocolError as error:
-            return _unidentified(error)
-        if client is None:
-            return pages.error_page("Unknown app", f"The app is no longer registered. {_START_AGAIN}")
+        client = await self._client_of(request, record)
+        if isinstance(client, Response):
+            return client
         if params.get("error") == "access_denied":
             # The person declined at the provider: the app hears so, as from a denied consent.
             self.events.login("denied")
@@ -340,6 +337,14 @@ class Authorization:
                 f"It was not sent from the page this browser opened. {_START_AGAIN}",
                 status=403,
             )
+        client = await self._client_of(request, record)
+        if isinstance(client, Response):
+            return client
+        return form, record, client
+
+    async def _client_of(self, request: Request, record: Mapping[str, Any]) -> Client | Response:
+        """The client a login in progress (`record`) is for, or the page to answer when it is gone or cannot be
+        identified any more."""
         address = client_address(request, self.config.proxy_networks)
         try:
             client = await self.clients.find(record["client_id"], address=address)
@@ -347,7 +352,7 @@ class Authorization:
             return _unidentified(error)
         if client is None:
             return pages.error_page("Unknown app", f"The app is no longer registered. {_START_AGAIN}")
-        return form, record, client
+        return client
 
     async def submit_key(self, request: Request) -> Response:
         """Check the pasted API key; show the consent page, or the login page again with what went wrong."""
