@@ -29,7 +29,7 @@ _CAMEL: Final = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 #: How many leading segments of a route may be the server's base path rather than the document's.
 _BASE_SEGMENTS: Final = 2
 #: The longest name read: a name is short, and the time to compare one grows with its length.
-_LONGEST: Final = 300
+_LONGEST: Final = 160
 
 
 def closest_functions(catalog: Catalog, name: str, *, limit: int = 5) -> tuple[Function, ...]:
