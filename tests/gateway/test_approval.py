@@ -480,3 +480,15 @@ async def test_a_handshake_era_client_over_stateless_http_gets_the_confirmation_
     async with gateway.lifespan(), connect(app, ui=True, mode="legacy") as client:
         first = await delete(client, 8)
     assert (first.structured_content or {}).get("status") == "confirmation_required" and not first.meta
+
+
+async def test_a_client_on_a_lasting_session_is_read_from_its_initialize_as_over_stdio() -> None:
+    _, gateway = make_gateway()
+    gateway.use_stdio_credentials(ADMIN)
+    async with gateway.lifespan(), Client(gateway.endpoint.server, mode="legacy", extensions=[UI]) as client:
+        assert "approve_call" in {tool.name for tool in (await client.list_tools()).tools}
+        first = await delete(client, 9)
+        assert (first.structured_content or {}).get("status") == "awaiting_approval"
+        handle = (first.meta or {})[APPROVAL_META]["handle"]
+        assert not (await client.call_tool("approve_call", {"handle": handle, "arguments": {"product_id": 9}})).is_error
+        assert not await product_exists(client, 9)
