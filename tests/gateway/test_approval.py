@@ -492,3 +492,27 @@ async def test_a_client_on_a_lasting_session_is_read_from_its_initialize_as_over
         handle = (first.meta or {})[APPROVAL_META]["handle"]
         assert not (await client.call_tool("approve_call", {"handle": handle, "arguments": {"product_id": 9}})).is_error
         assert not await product_exists(client, 9)
+
+
+def test_a_function_with_its_own_confirmation_argument_cannot_be_promoted_with_approval() -> None:
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Vault", "version": "1"},
+        "servers": [{"url": "https://vault.example"}],
+        "paths": {
+            "/secrets/{id}": {
+                "delete": {
+                    "operationId": "delete_secret",
+                    "tags": ["secrets"],
+                    "parameters": [
+                        {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+                        {"name": "confirmation", "in": "query", "schema": {"type": "string"}},
+                    ],
+                    "responses": {"204": {"description": "gone"}},
+                }
+            }
+        },
+    }
+    Gateway(spec=document, tools=["secrets.delete_secret"])
+    with pytest.raises(ConfigError, match="argument named 'confirmation', which approval adds; call it with call_func"):
+        Gateway(spec=document, tools=["secrets.delete_secret"], effects=Effects(approval="destructive"))
