@@ -7,6 +7,7 @@ in-process (`McpEndpoint.call_tool`) exactly as a client sees them over MCP.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -58,7 +59,8 @@ class ToolSpec:
     OpenAI's app review rejects tools whose hints are missing, so all four hints and the title are required.
     `input_schema` and `output_schema` are JSON Schema 2020-12 objects with `type: object` at the root; they
     are treated as immutable once given. A tool with an `output_schema` must answer every successful call
-    with `structured` content (MCP 2025-06-18 server/tools: structured content MUST conform to it).
+    with `structured` content (MCP 2025-06-18 server/tools: structured content MUST conform to it). `meta` is the
+    tool's `_meta` (e.g. MCP Apps' `{"ui": {"visibility": ["app"]}}` for a tool only an app may call).
     """
 
     name: str
@@ -70,6 +72,14 @@ class ToolSpec:
     destructive: bool
     idempotent: bool
     open_world: bool
+    meta: Mapping[str, Any] | None = None
+
+    @property
+    def app_only(self) -> bool:
+        """Whether only an app (MCP Apps), never the model, calls this tool: `_meta.ui.visibility` is `["app"]`."""
+        ui = self.meta.get("ui") if self.meta is not None else None
+        visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
+        return isinstance(visibility, list | tuple) and list(visibility) == ["app"]
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not is_valid_tool_name(self.name):
@@ -119,12 +129,14 @@ class ToolResult:
     """What a tool call answers: content blocks, optional structured content, and whether it failed.
 
     `is_error` marks a failure the agent can act on (MCP's `isError`); protocol failures such as an unknown
-    tool are not results but errors.
+    tool are not results but errors. `meta` is the result's `_meta`, which a client hands its app but not the
+    model.
     """
 
     content: tuple[Content, ...]
     structured: dict[str, Any] | None = None
     is_error: bool = False
+    meta: dict[str, Any] | None = None
 
     @classmethod
     def text(cls, text: str, *, structured: dict[str, Any] | None = None) -> ToolResult:

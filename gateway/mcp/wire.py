@@ -211,7 +211,9 @@ def content_block(block: Content) -> dict[str, Any]:
 
 def call_result(result: ToolResult) -> dict[str, Any]:
     """The wire `CallToolResult` of a tool's result, keys in the order the SDK's result sieve writes them."""
-    wire: dict[str, Any] = {"content": [content_block(block) for block in result.content], "isError": result.is_error}
+    wire: dict[str, Any] = {"_meta": result.meta} if result.meta is not None else {}
+    wire["content"] = [content_block(block) for block in result.content]
+    wire["isError"] = result.is_error
     if result.structured is not None:
         wire["structuredContent"] = result.structured
     return wire
@@ -238,6 +240,7 @@ def wire_tool(spec: ToolSpec) -> types.Tool:
             idempotent_hint=spec.idempotent,
             open_world_hint=spec.open_world,
         ),
+        _meta=dict(spec.meta) if spec.meta is not None else None,
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -23,6 +23,15 @@ from gateway.requests import RestContext
 from gateway.rest.dispatcher import CallOutcome, Dispatcher
 from gateway.tools._compact import COMPACT_HELP
 from gateway.tools._response_check import ResponseCheck
+from gateway.tools.confirmation import (
+    APPROVE_TOOL,
+    CANCEL_TOOL,
+    CONFIRMATION,
+    Confirmation,
+    Run,
+    app_tool_specs,
+    confirmation_property,
+)
 from gateway.tools.identity import REDACTED, identity_view
 from gateway.tools.results import cap_lines, fit_texts, response_result, value_result
 from gateway.types import RestContextFor, ToolRunner
@@ -50,7 +59,13 @@ def read_only_spec(
     )
 
 
-def _fixed_specs(compact: bool = False) -> list[ToolSpec]:
+def _fixed_specs(compact: bool = False, *, approval: bool = False) -> list[ToolSpec]:
+    call_properties: dict[str, Any] = {
+        "name": {"type": "string", "description": "Full function name, module.function."},
+        "args": {"type": "object", "description": "The function's arguments.", "default": {}},
+    }
+    if approval:
+        call_properties[CONFIRMATION] = confirmation_property()
     return [
         read_only_spec(
             "whoami",
@@ -127,10 +142,7 @@ def _fixed_specs(compact: bool = False) -> list[ToolSpec]:
             + (f" {COMPACT_HELP}" if compact else ""),
             input_schema={
                 "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "Full function name, module.function."},
-                    "args": {"type": "object", "description": "The function's arguments.", "default": {}},
-                },
+                "properties": call_properties,
                 "required": ["name"],
                 "additionalProperties": False,
             },
@@ -142,7 +154,9 @@ def _fixed_specs(compact: bool = False) -> list[ToolSpec]:
     ]
 
 
-def _promoted_spec(function: Function, *, additive: bool, compact: bool = False) -> ToolSpec:
+def _promoted_spec(function: Function, *, additive: bool, compact: bool = False, approval: bool = False) -> ToolSpec:
+    """The promoted tool of `function`; with `approval` (its calls wait for a person's), a `confirmation` argument
+    and no output schema, since a first call answers what would happen instead of the function's result."""
     problem = function.promotion_problem
     if problem is not None:
         raise ConfigError(f"cannot promote {function.name!r} to a tool: {problem}")
@@ -151,6 +165,13 @@ def _promoted_spec(function: Function, *, additive: bool, compact: bool = False)
     except SchemaTooLargeError as error:
         raise ConfigError(f"cannot promote {function.name!r} to a tool: {error}") from None
     schema = inline_refs(schema, max_nodes=max(count_nodes(schema), DEFAULT_MAX_SCHEMA_NODES))
+    if approval:
+        if CONFIRMATION in schema.get("properties", {}):
+            raise ConfigError(
+                f"cannot promote {function.name!r} to a tool with approval: it has an argument named "
+                f"{CONFIRMATION!r}, which approval adds; call it with call_function instead"
+            )
+        schema = {**schema, "properties": {**schema.get("properties", {}), CONFIRMATION: confirmation_property()}}
     method = function.method
     read_only = function.read_only
     destructive = not read_only and (function.destructive or not additive)
@@ -165,7 +186,7 @@ def _promoted_spec(function: Function, *, additive: bool, compact: bool = False)
         title=function.summary[:80] or function.name,
         description=description,
         input_schema=schema,
-        output_schema=_output_schema(function),
+        output_schema=None if approval else _output_schema(function),
         read_only=read_only,
         destructive=destructive,
         idempotent=idempotent,
@@ -230,8 +251,13 @@ class ToolSet:
         whoami_fields: Sequence[str] | None = None,
         scripts: bool = False,
         ranking: Ranking | None = None,
+        confirmation: Confirmation | None = None,
+        needs_approval: Callable[[Function], bool] | None = None,
     ) -> None:
         self.catalog = catalog
+        #: The approval step of calls that wait for a person's (None: no call waits).
+        self.confirmation = confirmation
+        approves = needs_approval if confirmation is not None else None
         self.ranking = ranking
         self.dispatcher = dispatcher
         self.rest_context = rest_context
@@ -252,7 +278,7 @@ class ToolSet:
             "explain_term": self._explain,
             "call_function": self._call,
         }
-        self.specs: list[ToolSpec] = _fixed_specs(compact_results)
+        self.specs: list[ToolSpec] = _fixed_specs(compact_results, approval=confirmation is not None)
         #: Checks promoted tools' answers against the document before they become structured content.
         self.responses = ResponseCheck(catalog.resolver.document if catalog.resolver is not None else None)
         self._output_validators: dict[str, tuple[Check | None, jsonschema.protocols.Validator]] = {}
@@ -269,13 +295,23 @@ class ToolSet:
                 raise ConfigError(f"tools names {name!r} twice; promote each function once")
             seen.add(name)
             function = self._known(name, "tools")
-            spec = _promoted_spec(function, additive=name in additive, compact=compact_results)
+            approval = approves is not None and approves(function)
+            spec = _promoted_spec(function, additive=name in additive, compact=compact_results, approval=approval)
             if spec.name in self._runners:
                 raise ConfigError(f"promoted tool {spec.name!r} clashes with a tool of the same name")
             self.promoted[spec.name] = function
             self.specs.append(spec)
             self.self_validating.add(spec.name)
             self._runners[spec.name] = self._promoted_runner(function, spec)
+        if confirmation is not None:
+            # After every other tool: only an MCP Apps client, for its approval form, is offered these.
+            for spec in app_tool_specs():
+                if spec.name in self._runners:
+                    raise ConfigError(f"tool {spec.name!r}, which approval adds, clashes with a tool of the same name")
+                self.specs.append(spec)
+            approve = confirmation.approve
+            self._runners[APPROVE_TOOL] = lambda args, caller: approve(args, caller, self._runner_for(caller))
+            self._runners[CANCEL_TOOL] = confirmation.cancel
 
     def _known(self, name: str, option: str) -> Function:
         try:
@@ -435,13 +471,29 @@ class ToolSet:
     async def _call(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         function = caller.function(args["name"])
         call_args = args.get("args") or {}
+        if self.confirmation is not None and caller.needs_approval(function):
+            return await self.confirmation.call(
+                function, call_args, args.get(CONFIRMATION), caller, tool="call_function", run=self._runner_for(caller)
+            )
         return await self._run(function, call_args, await self.rest_context(caller.request))
+
+    def _runner_for(self, caller: CallerPolicy) -> Run:
+        """Runs a call whose arguments were checked, as call_function answers it, for `caller`."""
+
+        async def run(function: Function, arguments: Mapping[str, Any]) -> ToolResult:
+            return await self._run(function, arguments, await self.rest_context(caller.request), validated=True)
+
+        return run
 
     def _promoted_runner(self, function: Function, spec: ToolSpec) -> ToolRunner:
         async def run(args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
             if not caller.sees(function):
                 # The endpoint lists promoted tools per caller; this keeps a direct call from reaching one hidden.
                 raise ToolError(f"unknown tool {function.tool_name!r}")
+            if self.confirmation is not None and caller.needs_approval(function):
+                confirmation = args.pop(CONFIRMATION, None)
+                run = self._runner_for(caller)
+                return await self.confirmation.call(function, args, confirmation, caller, tool=spec.name, run=run)
             # The endpoint left these arguments to the dispatcher, which checks them against the same schema.
             context = await self.rest_context(caller.request)
             outcome = await self.dispatcher.call(function, args, context)
