@@ -2,8 +2,8 @@
 
 Every block runs in a fresh working folder (`workdir`): `myapi/main.py` (the examples' `myapi.main:app`, the demo
 shop), `openapi.yaml` (the demo's document), an empty `snapshots/`, and links to the repository's `deploy/` and
-`scripts/`; the repository is on PYTHONPATH and no `MCP_GATEWAY_*` variable is set unless the block's comment
-sets one (`env=NAME=VALUE`).
+`scripts/`; the repository is on PYTHONPATH, and no `MCP_GATEWAY_*` variable is set but
+`MCP_GATEWAY_SEMANTIC_SEARCH=0` and those the block's comment sets (`env=NAME=VALUE`).
 
 - `python`: run by the project's Python, after the prelude its `fixture=` names (`app`: the demo app as `app`;
   `oauth`: that and an `OAuthServer` as `oauth`); then every `test_*` function it defines is called.
@@ -13,7 +13,8 @@ sets one (`env=NAME=VALUE`).
 - `json`, `yaml`: parsed.
 - `haproxy`: its lines must be lines of deploy/haproxy.cfg, in the same order and next to each other.
 - `text`: needs `check=paths` (each `name.py` and `name/` it mentions exists under `root=`, default the
-  repository).
+  repository) or `check=call-log` (each line has the fields, in order, of a real call-log line).
+- `markdown`: an example of the `docs-test` comments themselves; each must read and name known options.
 """
 
 from __future__ import annotations
