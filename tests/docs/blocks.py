@@ -36,12 +36,17 @@ class Block:
 
     @property
     def id(self) -> str:
-        return f"{self.path.relative_to(REPO)}:{self.line}"
+        return f"{_shown(self.path)}:{self.line}"
 
     def option(self, key: str) -> str | None:
         """The one value of `key`, or None."""
         values = self.options.get(key, ())
         return values[-1] if values else None
+
+
+def _shown(path: Path) -> str:
+    """`path` relative to the repository when inside it."""
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
 def documents() -> list[Path]:
@@ -68,14 +73,12 @@ def _blocks_of(path: Path) -> Iterator[Block]:
         number += 1
         marker = _MARKER.match(line)
         if marker:
-            pending = (number, _options(marker["options"], f"{path.relative_to(REPO)}:{number}"))
+            pending = (number, _options(marker["options"], f"{_shown(path)}:{number}"))
             continue
         fence = _FENCE.match(line)
         if fence is None:
             if pending is not None and line.strip():
-                raise DocsError(
-                    f"{path.relative_to(REPO)}:{pending[0]}: a docs-test comment must come right before a block"
-                )
+                raise DocsError(f"{_shown(path)}:{pending[0]}: a docs-test comment must come right before a block")
             continue
         start, indent, close = number, len(fence["indent"]), fence["fence"]
         body: list[str] = []
@@ -83,13 +86,11 @@ def _blocks_of(path: Path) -> Iterator[Block]:
             body.append(lines[number][indent:])
             number += 1
         if number == len(lines):
-            raise DocsError(f"{path.relative_to(REPO)}:{start}: the block is never closed")
+            raise DocsError(f"{_shown(path)}:{start}: the block is never closed")
         number += 1
         options = pending[1] if pending is not None and pending[0] == start - 1 else {}
         if pending is not None and not options:
-            raise DocsError(
-                f"{path.relative_to(REPO)}:{pending[0]}: a docs-test comment must come right before a block"
-            )
+            raise DocsError(f"{_shown(path)}:{pending[0]}: a docs-test comment must come right before a block")
         pending = None
         yield Block(
             path=path,

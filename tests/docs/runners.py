@@ -7,9 +7,10 @@ shop), `openapi.yaml` (the demo's document), an empty `snapshots/`, and links to
 
 - `python`: run by the project's Python, after the prelude its `fixture=` names (`app`: the demo app as `app`;
   `oauth`: that and an `OAuthServer` as `oauth`); then every `test_*` function it defines is called.
-- `sh`: run by bash with `set -e -o pipefail`, every command for real, except that `mcp-gateway`, `haproxy` and
-  `pip` go through `tests.docs.command` and `make` is a dry run (`make -n`) in the repository. With
-  `check=exists`, each command is only run with `--help` (and `make` dry), for commands that take an hour.
+- `sh` (or `bash`, `shell`): run by bash with `set -e -o pipefail`, every command for real, except that
+  `mcp-gateway`, `haproxy` and `pip` go through `tests.docs.command` and `make` is a dry run (`make -n`) in the
+  repository. With `check=exists`, each command is only run with `--help` (and `make` dry), for commands that take
+  an hour.
 - `json`, `yaml`: parsed.
 - `haproxy`: its lines must be lines of deploy/haproxy.cfg, in the same order and next to each other.
 - `text`: needs `check=paths` (each `name.py` and `name/` it mentions exists under `root=`, default the
@@ -287,6 +288,8 @@ def docs_test_comments(block: Block, workdir: Path) -> None:
 RUNNERS: Final[Mapping[str, Callable[[Block, Path], None]]] = {
     "python": run_python,
     "sh": run_shell,
+    "bash": run_shell,
+    "shell": run_shell,
     "json": parse_json,
     "yaml": parse_yaml,
     "haproxy": quote_of_haproxy_cfg,
