@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 
 import pytest
@@ -22,8 +23,8 @@ def test_the_command_line_page_lists_every_flag_of_serve_with_its_default_and_va
     flags = [option for action in serve._actions for option in action.option_strings if option not in ("-h", "--help")]
     page = cli_page()
     assert "--oauth-upstream" in flags
-    assert [flag for flag in flags if f"`{flag}" not in page] == []
-    assert "| `--max-running N` | `16` | `MCP_GATEWAY_MAX_RUNNING` |" in page
+    assert [flag for flag in flags if not re.search(rf"(`|<code>){re.escape(flag)}[ `<]", page)] == []
+    assert "| `--max-running N`<br>`MCP_GATEWAY_MAX_RUNNING` | `16` |" in page
 
 
 def test_the_configuration_page_has_a_row_for_every_field_given_to_a_group() -> None:
@@ -31,5 +32,5 @@ def test_the_configuration_page_has_a_row_for_every_field_given_to_a_group() -> 
     for cls in (GatewayConfig, Security):
         for item in dataclasses.fields(cls):
             assert (f"| `{item.name}` |" in page) is item.init, item.name
-    row = "| `allowed_hosts` | `Sequence[str]` | — | `--allowed-host` (serve) | `MCP_GATEWAY_ALLOWED_HOSTS` |"
+    row = "| `allowed_hosts` | `Sequence[str]` | — | `--allowed-host` (serve)<br>`MCP_GATEWAY_ALLOWED_HOSTS` |"
     assert row in page
