@@ -58,7 +58,7 @@ unit: $(STAMP) $(TOOLS_STAMP) $(REDIS_STAMP) $(HAPROXY_STAMP) $(BROWSER_STAMP)
 # as does a generated reference page that no longer matches the code (make docs-reference rewrites them).
 docs: $(STAMP)
 	$(BIN)/python -m tests.docs.reference_pages --check
-	$(BIN)/properdocs build --strict --site-dir .site
+	$(BIN)/properdocs build --strict
 
 docs-serve: $(STAMP)
 	$(BIN)/properdocs serve
