@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gateway.errors import ConfigError as GatewayConfigError
 from gateway.errors import UnavailableError
+from gateway.extras import require
 from gateway.flags import cli
 
 if TYPE_CHECKING:
@@ -188,6 +189,11 @@ def oauth_server(
     import secrets
     from urllib.parse import urlsplit
 
+    from oauth.redis_client import URL_SCHEMES as REDIS_URL_SCHEMES
+
+    require("oauth", "--oauth")
+    if flags.oauth_store.startswith(REDIS_URL_SCHEMES):
+        require("redis", "a Redis token store (--oauth-store redis://...)")
     from oauth import ApiKeyLogin, OAuthConfig, OAuthServer, PreregisteredClient, open_store
     from oauth.errors import OAuthError
     from oauth.upstream import IdentityProvider, ProviderLogin
