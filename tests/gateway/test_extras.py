@@ -245,3 +245,25 @@ def test_the_extras_the_gateway_names_are_the_projects_and_all_holds_every_one()
     bare = {re.split(r"[<>=;\[ ]", requirement)[0].lower() for requirement in project["dependencies"]}
     held = {re.split(r"[<>=;\[ ]", requirement)[0].lower() for extra in EXTRAS for requirement in optional[extra]}
     assert bare & held == set()
+
+
+@pytest.mark.anyio
+async def test_the_install_pages_mount_example_serves_without_any_extra(tmp_path: Path) -> None:
+    page = (REPO / "docs" / "install.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
+    (tmp_path / "app.py").write_text(example)
+    program = WITHOUT_EXTRAS + "import uvicorn\nuvicorn.run('app:app', host='127.0.0.1', port=0, app_dir=sys.argv[1])\n"
+    server = subprocess.Popen(
+        [sys.executable, "-c", program, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        with anyio.fail_after(60):
+            port, log = await anyio.to_thread.run_sync(listening_port, server)
+        assert port is not None, log
+        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+        async with httpx2.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=30) as client:
+            called = await _rpc(client, "tools/call", {"name": "whoami", "arguments": {}})
+        assert called["structuredContent"] == {"id": 1, "name": "Ada"}
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
