@@ -356,7 +356,10 @@ class GatewayConfig:
     )
     scripts: ScriptConfig | None = field(
         default=None,
-        metadata=cli("offer run_script, sandboxed JavaScript that chains calls (needs --whoami; the demo has one)"),
+        metadata=cli(
+            "offer run_script, sandboxed JavaScript that chains calls (needs --whoami, the demo has one, and the "
+            "'scripts' extra)"
+        ),
     )
     tasks: TaskConfig | None = field(
         default=None,

@@ -73,8 +73,8 @@ def configure(catalog: argparse.ArgumentParser) -> None:
     check.add_argument(
         "--strict",
         action="store_true",
-        help="also validate the document with openapi-spec-validator; list its errors at their JSON pointers and "
-        "exit 1 when there are any",
+        help="also validate the document with openapi-spec-validator (the 'strict' extra); list its errors at their "
+        "JSON pointers and exit 1 when there are any",
     )
     check.add_argument(
         "--queries",

@@ -40,7 +40,8 @@ class OAuthFlags:
     oauth: bool = field(
         default=False,
         metadata=cli(
-            "guard the MCP endpoint with OAuth 2.1; people log in with the API key they use with the REST API",
+            "guard the MCP endpoint with OAuth 2.1 (the 'oauth' extra); people log in with the API key they use with "
+            "the REST API",
             where="serve",
         ),
     )
@@ -55,7 +56,8 @@ class OAuthFlags:
     oauth_store: str = field(
         default=".mcp-gateway/oauth.sqlite3",
         metadata=cli(
-            "where logins and tokens live: a SQLite file (default .mcp-gateway/oauth.sqlite3) or redis://host:port/db",
+            "where logins and tokens live: a SQLite file (default .mcp-gateway/oauth.sqlite3) or redis://host:port/db "
+            "(the 'redis' extra)",
             metavar="PATH|URL",
             where="serve",
         ),
