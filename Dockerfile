@@ -36,7 +36,10 @@ COPY gateway ./gateway
 COPY sandbox ./sandbox
 COPY oauth ./oauth
 COPY demo ./demo
-RUN /opt/venv/bin/pip install ".[demo]"
+# The extras the image serves (docs/install.md): the demo, OAuth, Redis stores, run_script, answers checked
+# against the document, and the speed-ups. Not `semantic` (its model and runtime add ~210 MB; installed, it
+# turns semantic search on) nor `metrics`: add them here, e.g. ".[demo,...,semantic]", to serve them.
+RUN /opt/venv/bin/pip install ".[demo,oauth,redis,scripts,strict,speed]"
 
 FROM python:${PYTHON_VERSION}-slim-bookworm
 # A fixed numeric user, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd.

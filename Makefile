@@ -13,10 +13,10 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# quickjs 1.x ships the same `_quickjs` module as quickjs-ng and would shadow it in an older venv.
 	$(BIN)/python -m pip uninstall --quiet --yes quickjs
-	# The runtime dependencies at the versions the image installs (scripts/lock writes constraints.txt), the
-	# `semantic` extra, so that the tests of semantic search run (they skip where it is not installed), and the
-	# `docs` extra, which builds the documentation site (make docs).
-	$(BIN)/python -m pip install --quiet -e '.[dev,semantic,docs]' -c constraints.txt
+	# The dev tools and every extra (`all`: OAuth, Redis, run_script, strict checks, speed-ups, metrics, semantic
+	# search, ...), which the suite tests, at the versions scripts/lock wrote to constraints.txt, and the `docs`
+	# extra, which builds the documentation site (make docs).
+	$(BIN)/python -m pip install --quiet -e '.[dev,all,docs]' -c constraints.txt
 	touch $(STAMP)
 
 # Node 22, MCP's conformance suite and Inspector, and oidc-provider, for the protocol and identity-provider tests

@@ -1,10 +1,11 @@
 """Parse JSON or YAML text into a JSON-compatible tree, fast.
 
-JSON goes to orjson (Rust, about 2.5x faster than `json.loads` on GitHub's 13 MB document), or to `json.loads`
-for what orjson reads differently or refuses: integers of 20 digits, or negative ones of 19 (orjson may make
-them floats), `NaN` and `Infinity`, lone surrogate escapes, and any syntax error (so that its line and column
-are the standard library's). YAML goes to `catalog._yaml`, imported only then. JSON is never given to the
-YAML loader, which rejects the surrogate-pair escapes (`\\ud83d\\ude80`) JSON writers emit.
+JSON goes to orjson when it is installed (the `speed` extra; Rust, about 2.5x faster than `json.loads` on
+GitHub's 13 MB document), or to `json.loads` without it and for what orjson reads differently or refuses:
+integers of 20 digits, or negative ones of 19 (orjson may make them floats), `NaN` and `Infinity`, lone surrogate
+escapes, and any syntax error (so that its line and column are the standard library's). YAML goes to
+`catalog._yaml`, imported only then. JSON is never given to the YAML loader, which rejects the surrogate-pair
+escapes (`\\ud83d\\ude80`) JSON writers emit.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
 from catalog.errors import DocumentError
+
+try:  # the `speed` extra's (gateway/extras.py); without it the standard library reads every document
+    import orjson
+except ImportError:
+    orjson = None  # type: ignore[assignment]
 
 __all__ = ["RefScan", "parse_text"]
 
@@ -95,7 +99,7 @@ _LONG_NUMBERS = (b"0" * 20, b"-" + b"0" * 19)
 
 def _json_tree(text: str | bytes) -> Any:
     """The tree `json.loads` makes of `text`, by orjson where it reads the same (see the module's docstring)."""
-    if isinstance(text, bytes) and not _has_long_numbers(text.translate(_DIGITS)):
+    if orjson is not None and isinstance(text, bytes) and not _has_long_numbers(text.translate(_DIGITS)):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:

@@ -2,6 +2,7 @@
 
 GatewayError
 ├── ConfigError        construction was given something it cannot serve (says what to fix)
+│   └── MissingExtraError  a feature was configured without the extra it needs (names the pip command)
 ├── CredentialError    the caller's bearer token was rejected (answered as HTTP 401)
 ├── UnavailableError   what checks the caller's credentials cannot answer now, through no fault of the caller's
 │                      (a token store that is down): answered as HTTP 503 with Retry-After, never a challenge
@@ -23,6 +24,7 @@ __all__ = [
     "CredentialError",
     "GatewayError",
     "LimitError",
+    "MissingExtraError",
     "RequestError",
     "RestError",
     "ToolError",
@@ -36,6 +38,14 @@ class GatewayError(Exception):
 
 class ConfigError(GatewayError):
     """The gateway was configured with something it cannot serve."""
+
+
+class MissingExtraError(ConfigError):
+    """A feature was configured without the extra it needs (see gateway.extras); `extra` names it."""
+
+    def __init__(self, message: str, *, extra: str) -> None:
+        super().__init__(message)
+        self.extra = extra
 
 
 class CredentialError(GatewayError):

@@ -21,6 +21,7 @@ from catalog.model import Catalog
 from catalog.search import SearchIndex
 from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
+from gateway.extras import announce
 from gateway.limits import Limits
 from gateway.mcp.admission import Admission, AdmissionGate
 from gateway.mcp.endpoint import McpEndpoint
@@ -209,6 +210,8 @@ class Gateway:
             needs_approval=self.policy.needs_approval,
         )
         # The semantic vectors are made in the background from now on; until they are ready search is lexical.
+        if output.semantic_search:
+            announce("semantic", "semantic search")
         SearchIndex(self.catalog, output.ranking).start_semantic()
         self.policy.promoted = self.toolset.promoted
         #: The operator's view of the instructions (every function); callers get their own from the policy.

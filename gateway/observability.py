@@ -33,7 +33,8 @@ from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from catalog.model import Function
-from gateway.errors import ArgumentError, ConfigError
+from gateway.errors import ArgumentError
+from gateway.extras import installed, require
 from gateway.requests import RequestInfo, RestContext, TrustedProxies
 from gateway.rest.request import HttpResponse
 
@@ -80,22 +81,16 @@ def _oauth_errors() -> frozenset[str]:
     return frozenset({*typing.get_args(ErrorCode), "invalid_token", "no_token"})
 
 
-_MISSING_PROMETHEUS: Final = (
-    "metrics_path needs the prometheus-client package: pip install 'openapi-mcp-gateway[metrics]' "
-    "(or pip install prometheus-client), or leave metrics_path unset"
-)
-
 _CURRENT: ContextVar[ToolCall | None] = ContextVar("gateway_tool_call", default=None)
 
 
 class Metrics:
-    """The Prometheus metrics of one gateway, in a registry of its own; ConfigError without prometheus-client."""
+    """The Prometheus metrics of one gateway, in a registry of its own; MissingExtraError without the `metrics`
+    extra."""
 
     def __init__(self) -> None:
-        try:
-            import prometheus_client
-        except ImportError:
-            raise ConfigError(_MISSING_PROMETHEUS) from None
+        require("metrics", "metrics_path (--metrics-path)")
+        import prometheus_client
         from prometheus_client import Counter, Gauge, Histogram
 
         self._generate = prometheus_client.generate_latest
@@ -232,14 +227,13 @@ class _Tracing:
 
 
 def _tracing(provider: Any) -> _Tracing | None:
-    try:
-        return _Tracing(provider)
-    except ImportError:
-        if provider is not None:
-            raise ConfigError(
-                "tracer_provider needs OpenTelemetry: pip install 'openapi-mcp-gateway[otel]' opentelemetry-sdk"
-            ) from None
+    """Tracing with `provider` (MissingExtraError without the `otel` extra), or with the global provider when
+    OpenTelemetry is installed (else none)."""
+    if provider is not None:
+        require("otel", "tracer_provider")
+    elif not installed("opentelemetry"):
         return None
+    return _Tracing(provider)
 
 
 class Observer:

@@ -21,6 +21,7 @@ from catalog.effects import EffectRules
 from catalog.errors import CatalogConfigError
 from catalog.search import Ranking
 from gateway.errors import ConfigError
+from gateway.extras import require
 from gateway.flags import choice, cli, seconds, whole
 from gateway.limits import Limits
 from gateway.mcp.prompts import Prompt
@@ -395,7 +396,10 @@ class GatewayConfig:
     )
     scripts: ScriptConfig | None = field(
         default=None,
-        metadata=cli("offer run_script, sandboxed JavaScript that chains calls (needs --whoami; the demo has one)"),
+        metadata=cli(
+            "offer run_script, sandboxed JavaScript that chains calls (needs --whoami, the demo has one, and the "
+            "'scripts' extra)"
+        ),
     )
     tasks: TaskConfig | None = field(
         default=None,
@@ -449,6 +453,7 @@ class GatewayConfig:
                     "run_script needs whoami: name a function that fails without valid credentials "
                     "(e.g. whoami='users.get_current_user'); every script run calls it first"
                 )
+            require("scripts", "run_script (scripts=ScriptConfig(), --scripts)")
         if not isinstance(self.research, ResearchConfig | bool):
             raise ConfigError(f"research must be True, False or a ResearchConfig, got {self.research!r}")
         metrics, reference = self.observability.metrics_path, self.output.reference_path

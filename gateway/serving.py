@@ -20,6 +20,7 @@ from typing import Any, Literal
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from gateway.extras import installed, require
 from gateway.flags import cli, seconds, whole
 
 __all__ = [
@@ -121,12 +122,11 @@ class GuardedH11Protocol(_ReadDeadline, H11Protocol):
 
 
 def _httptools_protocol() -> type[_ReadDeadline] | None:
-    """uvicorn's httptools protocol with the same deadline, when httptools is installed (as it is with the
-    gateway's own dependencies): its C parser reads a request in a fraction of h11's time."""
-    try:
-        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-    except ImportError:  # pragma: no cover - httptools is a dependency; a trimmed install falls back to h11
+    """uvicorn's httptools protocol with the same deadline, when httptools is installed (the `speed` extra): its C
+    parser reads a request in a fraction of h11's time."""
+    if not installed("httptools"):  # the `speed` extra's: without it, h11 parses
         return None
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class GuardedHttpToolsProtocol(_ReadDeadline, HttpToolsProtocol):
         """uvicorn's httptools protocol, closing a connection whose request does not arrive whole in time."""
@@ -146,9 +146,7 @@ def guarded_protocol(limits: ServeLimits, http: HttpImplementation = "auto") -> 
         if fast is not None:
             base = fast
         elif http == "httptools":
-            from gateway.errors import ConfigError
-
-            raise ConfigError("http='httptools' needs the httptools package: pip install httptools")
+            require("speed", "http='httptools'", modules=("httptools",))
     return type(base.__name__, (base,), {"read_timeout": limits.read_timeout})
 
 

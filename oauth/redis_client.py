@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import redis.asyncio as redis
 
-__all__ = ["CONNECT_SECONDS", "REPLY_SECONDS", "client", "unreachable"]
+__all__ = ["CONNECT_SECONDS", "REPLY_SECONDS", "URL_SCHEMES", "client", "unreachable"]
+
+#: How a store URL that names a Redis server starts (a SQLite path starts otherwise).
+URL_SCHEMES = ("redis://", "rediss://", "unix://")
 
 #: How long connecting may take before the server counts as unreachable (a dead host does not refuse, it is
 #: silent), and how long a reply may take.

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, Protocol
 
 from oauth.errors import ConfigError
+from oauth.redis_client import URL_SCHEMES as REDIS_URL_SCHEMES
 
 __all__ = ["Clock", "RecordKind", "TokenStore", "open_store"]
 
@@ -79,7 +80,7 @@ class TokenStore(Protocol):
 def open_store(url: str, *, clock: Clock | None = None) -> TokenStore:
     """The store a URL names: `redis://host:port/db` (or `rediss://`) for Redis, else a SQLite file path
     (`sqlite:///path/file.db` or a plain path)."""
-    if url.startswith(("redis://", "rediss://", "unix://")):
+    if url.startswith(REDIS_URL_SCHEMES):
         from oauth.store_redis import RedisStore
 
         return RedisStore.from_url(url, clock=clock)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 from urllib.parse import urlsplit
 
 from gateway.errors import ConfigError as GatewayConfigError
+from gateway.extras import require
 
 if TYPE_CHECKING:
     from catalog.effects import EffectRules
@@ -72,8 +73,8 @@ def configure(catalog: argparse.ArgumentParser) -> None:
     check.add_argument(
         "--strict",
         action="store_true",
-        help="also validate the document with openapi-spec-validator; list its errors at their JSON pointers and "
-        "exit 1 when there are any",
+        help="also validate the document with openapi-spec-validator (the 'strict' extra); list its errors at their "
+        "JSON pointers and exit 1 when there are any",
     )
     check.add_argument(
         "--queries",
@@ -192,9 +193,9 @@ def _catalog_and_app(options: argparse.Namespace, effects: EffectRules | None = 
         return load_catalog(app, effects=effects), app
     spec = options.spec
     if spec == "demo":
-        from demo import create_app
+        from gateway.cli.gateways import demo_app
 
-        return load_catalog(create_app(), effects=effects), None
+        return load_catalog(demo_app("the bundled demo API (SPEC `demo`)"), effects=effects), None
     timeout = os.environ.get("MCP_GATEWAY_FETCH_TIMEOUT", "")
     try:
         fetch = http_fetch(float(timeout) if timeout else FETCH_TIMEOUT)
@@ -221,6 +222,8 @@ def _documented_app(options: argparse.Namespace) -> Any:
 def _check(options: argparse.Namespace, out: TextIO) -> int:
     from catalog.effects import EffectRules
 
+    if getattr(options, "strict", False):
+        require("strict", "catalog check --strict")
     rules = EffectRules.of(read_only=options.read_only, destructive=options.destructive, writes=options.writes)
     catalog, app = _catalog_and_app(options, rules)
     functions = catalog.functions()

@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.cli.options import add_flags, gateway_options, leaves
 from gateway.errors import ConfigError as GatewayConfigError
+from gateway.extras import require
 from gateway.flags import Where
 
 if TYPE_CHECKING:
     from gateway.gateway import Gateway
     from gateway.options import GatewayConfig
 
-__all__ = ["build_gateway", "demo_served", "gateway_flags", "import_app", "stdio_args"]
+__all__ = ["build_gateway", "demo_app", "demo_served", "gateway_flags", "import_app", "stdio_args"]
 
 #: The demo's own defaults, where the command names no API.
 DEMO_WHOAMI = "users.get_current_user"
@@ -64,9 +65,7 @@ def build_gateway(
     demo = demo_served(options)
     output = kwargs.get("output") or Output()
     if demo:
-        from demo import create_app
-
-        kwargs["app"] = create_app()
+        kwargs["app"] = demo_app("the bundled demo API (served when no --spec, --app or --upstream names one)")
         kwargs.setdefault("whoami", DEMO_WHOAMI)
         kwargs["output"] = replace(
             output,
@@ -82,6 +81,14 @@ def build_gateway(
     if options.app:
         kwargs["app"] = import_app(options.app, options.app_dir)
     return made(kwargs), False
+
+
+def demo_app(feature: str = "the bundled demo API") -> Any:
+    """A new instance of the bundled demo API (MissingExtraError naming `feature` without the `demo` extra)."""
+    require("demo", feature)
+    from demo import create_app
+
+    return create_app()
 
 
 def stdio_args(options: argparse.Namespace) -> list[str]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gateway.errors import ConfigError as GatewayConfigError
 from gateway.errors import UnavailableError
+from gateway.extras import require
 from gateway.flags import cli
 
 if TYPE_CHECKING:
@@ -39,7 +40,8 @@ class OAuthFlags:
     oauth: bool = field(
         default=False,
         metadata=cli(
-            "guard the MCP endpoint with OAuth 2.1; people log in with the API key they use with the REST API",
+            "guard the MCP endpoint with OAuth 2.1 (the 'oauth' extra); people log in with the API key they use with "
+            "the REST API",
             where="serve",
         ),
     )
@@ -54,7 +56,8 @@ class OAuthFlags:
     oauth_store: str = field(
         default=".mcp-gateway/oauth.sqlite3",
         metadata=cli(
-            "where logins and tokens live: a SQLite file (default .mcp-gateway/oauth.sqlite3) or redis://host:port/db",
+            "where logins and tokens live: a SQLite file (default .mcp-gateway/oauth.sqlite3) or redis://host:port/db "
+            "(the 'redis' extra)",
             metavar="PATH|URL",
             where="serve",
         ),
@@ -188,6 +191,11 @@ def oauth_server(
     import secrets
     from urllib.parse import urlsplit
 
+    from oauth.redis_client import URL_SCHEMES as REDIS_URL_SCHEMES
+
+    require("oauth", "--oauth")
+    if flags.oauth_store.startswith(REDIS_URL_SCHEMES):
+        require("redis", "a Redis token store (--oauth-store redis://...)")
     from oauth import ApiKeyLogin, OAuthConfig, OAuthServer, PreregisteredClient, open_store
     from oauth.errors import OAuthError
     from oauth.upstream import IdentityProvider, ProviderLogin

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Final, TextIO
 from gateway.cli.gateways import build_gateway, demo_served, gateway_flags, stdio_args
 from gateway.cli.oauth import OAuthFlags, OAuthSetup, oauth_server
 from gateway.cli.options import add_flags, given
+from gateway.extras import install_command, switched_off
 from gateway.flags import cli, port
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ def serve_command(options: argparse.Namespace, out: TextIO) -> int:
     if gateway.metrics_path is not None:
         print(f"Metrics: http://{host}:{listen.port}{gateway.metrics_path}", file=out)
     print(f"Readiness (for load balancers): http://{host}:{listen.port}/ready", file=out)
+    for feature, extra in switched_off().items():
+        print(f"{feature.capitalize()}: off, the {extra!r} extra is not installed ({install_command(extra)})", file=out)
     log_calls()
     if oauth is not None:
         oauth.gateways.append(gateway)

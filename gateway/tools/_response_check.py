@@ -3,9 +3,9 @@
 Real APIs do not always answer what their document says; a client validates `structuredContent` against the
 tool's `outputSchema` and fails the call when it does not match. The first answer of each kind (function,
 status, media type) is checked whole; later ones only when they fail the output schema (`audited`).
-openapi-core is imported on the first check, never at start-up (importing it takes seconds), and each function
-gets its own validator on its first call: a document of one path item and the whole document's components, so
-nothing scans a big document's paths.
+openapi-core (the `strict` extra) is imported on the first check, never at start-up (importing it takes seconds),
+and each function gets its own validator on its first call: a document of one path item and the whole
+document's components, so nothing scans a big document's paths.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from catalog.model import Function
+from gateway.extras import announce
 from gateway.rest.request import HttpResponse
 
 __all__ = ["ResponseCheck"]
@@ -28,10 +29,14 @@ _METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 
 
 class ResponseCheck:
-    """Whether 2xx answers match the document; warns the operator once per function whose answers do not."""
+    """Whether 2xx answers match the document; warns the operator once per function whose answers do not.
+
+    On where the `strict` extra (openapi-core) is installed; without it every answer passes, and start-up says so.
+    """
 
     def __init__(self, document: Mapping[str, Any] | None) -> None:
-        self._document = document
+        on = document is not None and announce("strict", "checking answers against the document")
+        self._document = document if on else None
         self._validators: dict[str, Any] = {}
         self._warned: set[str] = set()
         #: (function, status, media type) of answers that conformed: later ones are held to the output schema.

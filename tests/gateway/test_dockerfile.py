@@ -133,9 +133,12 @@ def test_it_serves_the_demo_on_all_interfaces_on_the_exposed_port_by_default() -
     assert scripts["mcp-gateway"] == "gateway.cli:main"
 
 
-def test_it_installs_the_project_with_the_demo_extra_from_files_the_context_lets_in() -> None:
+def test_it_installs_the_project_with_the_extras_it_serves_from_files_the_context_lets_in() -> None:
     runs = " ".join(i.args for i in ALL if i.keyword == "RUN")
-    assert re.search(r"pip install [\"']?\.\[demo\][\"']?", runs), runs
+    installed = re.search(r"pip install [\"']?\.\[([a-z,]+)\][\"']?", runs)
+    assert installed, runs
+    # The demo, and every feature the image served before the extras existed (docs/install.md).
+    assert set(installed.group(1).split(",")) == {"demo", "oauth", "redis", "scripts", "strict", "speed"}
     allowed = [line[1:].rstrip("/") for line in DOCKERIGNORE.read_text().splitlines() if line.startswith("!")]
     assert DOCKERIGNORE.read_text().splitlines()[1:2] == ["*"], ".dockerignore should start by excluding everything"
     for copy in (i for i in ALL if i.keyword == "COPY" and not i.args.startswith("--from")):
@@ -154,7 +157,7 @@ def test_installs_are_pinned_by_the_committed_constraints_for_every_dependency()
     assert any(i.keyword == "COPY" and "constraints.txt" in i.args.split() for i in build)
     pins = [line for line in (REPO / "constraints.txt").read_text().splitlines() if not line.startswith("#")]
     assert pins and all(re.fullmatch(r"[a-z0-9.-]+==[\w.]+", pin) for pin in pins), pins
-    # Every distribution the project and its demo extra need, at the version installed here (scripts/lock).
+    # Every distribution the project and its `all` extra need, at the version installed here (scripts/lock).
     checked = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "lock"), "--check"], capture_output=True, text=True
     )

@@ -30,8 +30,8 @@ class TaskConfig:
     store: TaskStore | str | None = field(
         default=None,
         metadata=cli(
-            "where task state lives (implies --tasks): redis://... when several instances serve, or a SQLite "
-            "file (default: the --oauth-store with --oauth, else this process's memory)",
+            "where task state lives (implies --tasks): redis://... when several instances serve (the 'redis' "
+            "extra), or a SQLite file (default: the --oauth-store with --oauth, else this process's memory)",
             name="tasks-store",
             env="TASKS_STORE",
             metavar="URL",

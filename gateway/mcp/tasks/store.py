@@ -23,7 +23,9 @@ from typing import Any, Protocol, TypeVar
 import anyio.to_thread
 
 from gateway.errors import ConfigError, GatewayError
+from gateway.extras import require
 from oauth.outage import Outage
+from oauth.redis_client import URL_SCHEMES as REDIS_URL_SCHEMES
 from oauth.redis_client import client, unreachable
 from oauth.sqlite_file import DatabaseGone, SqliteFile, transaction
 
@@ -91,7 +93,8 @@ def open_task_store(url: str | None, *, clock: Clock | None = None) -> TaskStore
     (`sqlite:///path` or a plain path), or None for an in-memory SQLite database of this process."""
     if url is None:
         return SqliteTaskStore(":memory:", clock=clock)
-    if url.startswith(("redis://", "rediss://", "unix://")):
+    if url.startswith(REDIS_URL_SCHEMES):
+        require("redis", "a Redis task store (--tasks-store redis://...)")
         return RedisTaskStore.from_url(url, clock=clock)
     path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else url
     if "://" in path or not path:
