@@ -54,6 +54,8 @@ class Process:
     popen: subprocess.Popen[bytes]
     log: Path
     ready: threading.Event
+    #: The thread copying the output; it ends at the output's end, once the process has exited.
+    copier: threading.Thread
 
     @property
     def pid(self) -> int:
@@ -94,12 +96,14 @@ def start_process(
                     ready.set()
         ready.set()  # it exited: whoever waits sees it
 
-    threading.Thread(target=copy, name=f"log-{name}", daemon=True).start()
-    process = Process(name=name, popen=popen, log=log, ready=ready)
+    copier = threading.Thread(target=copy, name=f"log-{name}", daemon=True)
+    copier.start()
+    process = Process(name=name, popen=popen, log=log, ready=ready, copier=copier)
     if not ready.wait(120) or popen.poll() is not None:
         popen.kill()
         popen.wait(timeout=5)
-        if popen.stdout is not None:
+        copier.join(timeout=5)
+        if popen.stdout is not None and not copier.is_alive():
             popen.stdout.close()
         raise RuntimeError(f"{name} did not start; its log:\n{log.read_text(errors='replace')}")
     return process
@@ -113,7 +117,8 @@ def stop_process(process: Process) -> None:
     except subprocess.TimeoutExpired:
         process.popen.kill()
         process.popen.wait(timeout=5)
-    if process.popen.stdout is not None:
+    process.copier.join(timeout=5)  # the rest of its output, before the pipe is closed under the copier
+    if process.popen.stdout is not None and not process.copier.is_alive():
         process.popen.stdout.close()
 
 
