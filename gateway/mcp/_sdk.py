@@ -36,6 +36,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from gateway.mcp.extensions import declared_by
 from gateway.mcp.toolspec import ToolResult
 from gateway.mcp.wire import call_result
 
@@ -301,7 +302,8 @@ async def serve_modern_call(
     except (ValidationError, KeyError):
         return False
     try:
-        result = await answer(name, arguments or {})
+        with declared_by(verdict.client_capabilities):  # the request's own envelope says who the client is
+            result = await answer(name, arguments or {})
         wire = modern_call_result(server, result, version)
     except Exception as error:  # boundary: as the entry maps whatever the kernel raises
         failure = JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(error))

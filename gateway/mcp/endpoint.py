@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import jsonschema
@@ -23,6 +23,7 @@ from catalog.model import Catalog
 from gateway._quick_check import quick_check
 from gateway.arguments import argument_problems, oversized
 from gateway.errors import ConfigError, ToolError
+from gateway.mcp.extensions import declared_by, offers_apps
 from gateway.mcp.progress import reporting
 from gateway.mcp.prompts import PromptSet
 from gateway.mcp.resources import ResourceSet
@@ -139,15 +140,18 @@ class McpEndpoint:
         extra: dict[str, Any] = {}
         if self.policy.visibility.active:
             server_class, extra = _sdk.PerRequestInstructions, {"choose": self._instructions_now}
+        handlers = {
+            "on_list_tools": self._on_list_tools,
+            "on_call_tool": self._on_call_tool,
+            **resource_prompt_handlers(self.resources, self.prompts, self.caller_of),
+        }
         return server_class(  # type: ignore[no-any-return]
             self.name,
             version=self.version,
             instructions=self.instructions,
-            on_list_tools=self._on_list_tools,
-            on_call_tool=self._on_call_tool,
             # Lets the 2026-07-28 Mcp-Param-* header check find a schema without running tools/list per call.
             get_tool_input_schema=self._input_schema,
-            **resource_prompt_handlers(self.resources, self.prompts, self.caller_of),
+            **{name: _declaring(handler) for name, handler in handlers.items()},
             **extra,
         )
 
@@ -170,6 +174,13 @@ class McpEndpoint:
         from gateway.mcp.wire import wire_tool
 
         return [wire_tool(spec) for spec in self._specs.values()]
+
+    @functools.cached_property
+    def _wire_app_tools(self) -> list[types.Tool]:
+        """The tools as a client that renders MCP Apps views sees them: with each one's `_meta.ui`."""
+        from gateway.mcp.wire import wire_tool
+
+        return [wire_tool(spec, apps=True) for spec in self._specs.values()]
 
     def tools(self) -> tuple[ToolSpec, ...]:
         """The tools in the order tools/list shows them."""
@@ -270,11 +281,12 @@ class McpEndpoint:
     ) -> types.ListToolsResult:
         import mcp_types as types
 
+        tools = self._wire_app_tools if offers_apps() else self._wire_tools
         if self.policy.varies:
             hidden = await self.caller_of(ctx).hidden_tools()
             if hidden:
-                return types.ListToolsResult(tools=[tool for tool in self._wire_tools if tool.name not in hidden])
-        return types.ListToolsResult(tools=self._wire_tools)
+                return types.ListToolsResult(tools=[tool for tool in tools if tool.name not in hidden])
+        return types.ListToolsResult(tools=tools)
 
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -293,7 +305,8 @@ class McpEndpoint:
     async def answer_call(self, name: str, arguments: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
         """What a `tools/call` answers on every path (the SDK's handler and the HTTP transport's lean path):
         `MCPError` (-32602) for an unknown tool, or one hidden from this caller, else the tool's result."""
-        if name not in self._specs or (self.policy.varies and await caller.hides_tool(name)):
+        spec = self._specs.get(name)
+        if spec is None or (self.policy.varies and await caller.hides_tool(name)):
             # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602). A tool
             # hidden from this caller is unknown to it, in the same words.
             import mcp_types as types
@@ -303,7 +316,19 @@ class McpEndpoint:
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {shown(name)}; call tools/list for the tools this server has",
             )
-        return await self._run(self._specs[name], arguments, caller)
+        return await self._run(spec, arguments, caller)
+
+
+def _declaring(handler: Callable[[Any, Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
+    """`handler` (an SDK request handler) run for the client its connection declared (see gateway.mcp.extensions):
+    over stdio the initialize handshake's capabilities, at 2026-07-28 the request's own envelope's."""
+
+    @functools.wraps(handler)
+    async def handle(ctx: Any, params: Any) -> Any:
+        with declared_by(ctx.session.client_capabilities):
+            return await handler(ctx, params)
+
+    return handle
 
 
 def _contract_violation(spec: ToolSpec, result: object) -> str | None:

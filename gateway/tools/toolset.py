@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -16,7 +17,9 @@ from catalog.search import MAX_QUERY_CHARS, Ranking, search
 from catalog.suggestions import unknown_function
 from catalog.typescript import declarations
 from gateway._quick_check import Check, quick_check
+from gateway.apps import AppViews
 from gateway.errors import ConfigError, ToolError
+from gateway.mcp.extensions import offers_apps
 from gateway.mcp.toolspec import TextContent, ToolResult, ToolSpec, validator_for
 from gateway.policy import CallerPolicy
 from gateway.requests import RestContext
@@ -230,6 +233,7 @@ class ToolSet:
         whoami_fields: Sequence[str] | None = None,
         scripts: bool = False,
         ranking: Ranking | None = None,
+        apps: bool = False,
     ) -> None:
         self.catalog = catalog
         self.ranking = ranking
@@ -276,6 +280,12 @@ class ToolSet:
             self.specs.append(spec)
             self.self_validating.add(spec.name)
             self._runners[spec.name] = self._promoted_runner(function, spec)
+        #: The functions' MCP Apps views (None: not served); tools link them for clients that render them.
+        self.views: AppViews | None = None
+        if apps:
+            self.views = AppViews(catalog, self.promoted)
+            views = self.views
+            self.specs = [replace(spec, ui=views.tool_ui(spec.name)) for spec in self.specs]
 
     def _known(self, name: str, option: str) -> Function:
         try:
@@ -435,7 +445,11 @@ class ToolSet:
     async def _call(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         function = caller.function(args["name"])
         call_args = args.get("args") or {}
-        return await self._run(function, call_args, await self.rest_context(caller.request))
+        result = await self._run(function, call_args, await self.rest_context(caller.request))
+        if self.views is not None and offers_apps():
+            # The page call_function links learns here which function it shows, and how.
+            return replace(result, meta={**(result.meta or {}), **self.views.result_meta(function)})
+        return result
 
     def _promoted_runner(self, function: Function, spec: ToolSpec) -> ToolRunner:
         async def run(args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
