@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-__all__ = ["CLI", "Flag", "Where", "cli", "port", "seconds", "whole"]
+__all__ = ["CLI", "Flag", "Where", "choice", "cli", "port", "seconds", "whole"]
 
 CLI: Final = "gateway.cli"
 """The metadata key of a field's `Flag`."""
@@ -85,6 +85,18 @@ def whole(least: int = 0) -> Callable[[str], int]:
         return value
 
     parse.__name__ = "whole"
+    return parse
+
+
+def choice(*values: str) -> Callable[[str], str]:
+    """One of `values`, exactly."""
+
+    def parse(text: str) -> str:
+        if text not in values:
+            raise ValueError(f"must be one of {', '.join(values)}, not {text!r}")
+        return text
+
+    parse.__name__ = "choice"
     return parse
 
 

@@ -41,6 +41,7 @@ from gateway.rest.routes import call_prefix, serves
 from gateway.rest.transports import AsgiTransport, Transport, UpstreamTransport
 from gateway.rest.transports.upstream import shown_url
 from gateway.tools.catalog_resources import catalog_resources, gateway_prompts
+from gateway.tools.confirmation import Confirmation
 from gateway.tools.research import ResearchConfig, research_tools
 from gateway.tools.scripts import ScriptConfig, ScriptTool
 from gateway.tools.toolset import ToolSet, instructions_for
@@ -48,6 +49,7 @@ from gateway.types import ToolRunner
 
 if TYPE_CHECKING:
     from gateway.mcp.tasks import TaskConfig, Tasks
+    from gateway.tools.approvals import Approvals
 
 __all__ = ["Gateway"]
 
@@ -172,7 +174,10 @@ class Gateway:
             instructions=lambda catalog: instructions_for(catalog, output.instructions),
             scripts=self.scripts.rules if self.scripts is not None else None,
             identify=self.scripts.identify if self.scripts is not None else None,
+            approval=config.effects.approval,
         )
+        #: The handles of calls waiting for a person's approval, when `effects.approval` is not "none".
+        self.approvals = _approvals(config)
         extra: list[tuple[ToolSpec, ToolRunner]] = [(self.scripts.spec, self.scripts)] if self.scripts else []
         if config.research is not False:
             # ChatGPT's search/fetch pair goes right after the fixed tools (see gateway.tools.research).
@@ -201,6 +206,8 @@ class Gateway:
             scripts=self.scripts is not None,
             ranking=output.ranking,
             apps=output.apps,
+            confirmation=Confirmation(self.approvals, self.dispatcher) if self.approvals is not None else None,
+            needs_approval=self.policy.needs_approval,
         )
         # The semantic vectors are made in the background from now on; until they are ready search is lexical.
         SearchIndex(self.catalog, output.ranking).start_semantic()
@@ -238,6 +245,9 @@ class Gateway:
         #: Whether this instance can serve now (its state stores answer): `GET /ready` of `standalone()`; add the
         #: OAuth server's check with `readiness.add(server.ready)`.
         self.readiness = Readiness()
+        if self.approvals is not None:
+            self.approvals.outage.listeners.append(self.observer.stores)
+            self.readiness.add(self.approvals.probe)
         #: Task-augmented tool calls (MCP 2025-11-25 tasks) when `tasks` is given.
         self.tasks: Tasks | None = None
         if config.tasks is not None:
@@ -382,6 +392,8 @@ class Gateway:
     async def _close(self) -> None:
         if self.tasks is not None:
             await self.tasks.aclose()
+        if self.approvals is not None:
+            await self.approvals.aclose()
         if self.scripts is not None:
             await self.scripts.aclose()
         if self.transport is not None:
@@ -429,6 +441,24 @@ class Gateway:
         if self.metrics_path is not None:
             routes.append(Route(self.metrics_path, self.metrics_app(), methods=["GET", "HEAD"]))
         return Starlette(routes=routes, lifespan=lifespan)
+
+
+def _approvals(config: GatewayConfig) -> Approvals | None:
+    """The approval handles `config.effects` asks for: in `approval_store`, else beside the tasks (their store, or
+    its URL opened again), else in this process's memory; None when no call waits for approval."""
+    effects = config.effects
+    if effects.approval == "none":
+        return None
+    from gateway.mcp.tasks.store import open_task_store  # the store machinery: imported only when approval is on
+    from gateway.tools.approvals import Approvals
+
+    store = effects.approval_store
+    if store is None and config.tasks is not None:
+        store = config.tasks.store
+    if store is None or isinstance(store, str):
+        opened = open_task_store(store, clock=effects.approval_clock)
+        return Approvals(opened, ttl=effects.approval_ttl, clock=effects.approval_clock)
+    return Approvals(store, ttl=effects.approval_ttl, clock=effects.approval_clock, owns_store=False)
 
 
 def _build_catalog(config: GatewayConfig) -> Catalog:

@@ -92,6 +92,10 @@ class Limits:
         ),
     )
     scripts_per_caller: int = field(default=1, metadata=_count("run_script runs one caller has at once"))
+    approvals_pending_per_caller: int = field(
+        default=20,
+        metadata=_count("calls one caller has waiting for a person's approval (--approval) until they expire"),
+    )
 
     def __post_init__(self) -> None:
         for name in ("timeout", "admission_lease"):
@@ -112,6 +116,7 @@ class Limits:
             ("batch_elements", 1),
             ("batch_answer_bytes", 1),
             ("scripts_per_caller", 1),
+            ("approvals_pending_per_caller", 1),
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < least:

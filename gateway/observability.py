@@ -68,7 +68,7 @@ _KILLS: Final = frozenset({"result", "timeout", "memory", "stalled", "crashed"})
 _LOGIN_OUTCOMES: Final = frozenset({"accepted", "refused", "limited", "allowed", "denied"})
 _OAUTH_ENDPOINTS: Final = frozenset({"authorize", "token", "revoke", "register", "resource"})
 #: The stores whose outages are counted (`oauth.outage.Outage` names them).
-_STORES: Final = frozenset({"token store", "task store"})
+_STORES: Final = frozenset({"token store", "task store", "approval store"})
 
 
 @functools.cache

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, get_args
 from urllib.parse import urlsplit
 
 from catalog.composite import Composite, Concept
@@ -21,19 +21,22 @@ from catalog.effects import EffectRules
 from catalog.errors import CatalogConfigError
 from catalog.search import Ranking
 from gateway.errors import ConfigError
-from gateway.flags import cli, seconds, whole
+from gateway.flags import choice, cli, seconds, whole
 from gateway.limits import Limits
 from gateway.mcp.prompts import Prompt
 from gateway.mcp.tasks.config import TaskConfig
 from gateway.mcp.toolspec import ToolSpec
 from gateway.observability import METRICS_READERS
-from gateway.policy import Access
+from gateway.policy import Access, ApprovalLevel
 from gateway.requests import TrustedProxies
 from gateway.rest.credentials import AuthFunc, header_templates
 from gateway.rest.transports.upstream import shown_url
 from gateway.tools.research import ResearchConfig
 from gateway.tools.scripts import ScriptConfig
 from gateway.types import ErrorHook, ToolRunner
+
+if TYPE_CHECKING:
+    from gateway.mcp.tasks.store import Clock, TaskStore
 
 __all__ = [
     "Additions",
@@ -141,6 +144,12 @@ class Effects:
     """What functions do, where the HTTP method and the document's `x-mcp-read-only` / `x-mcp-destructive` say
     otherwise: patterns on function names (`*.count_*`) for functions that only read, destroy, or write
     additively. `additive`: promoted tools (full names) whose writes add without destroying (no destructive hint).
+
+    `approval`: which functions wait for a person's approval before they run ("destructive", "writes": every
+    function that is not read-only; "none": none, the default); see `gateway.tools.confirmation`. Each call
+    waiting gets a one-time handle that expires after `approval_ttl` seconds, kept in `approval_store` (a
+    `TaskStore`, or a URL for `open_task_store`: `redis://...` when several instances serve; None: the task
+    store when tasks are served, else this process's memory); `approval_clock` moves time in tests.
     """
 
     read_only: Sequence[str] = field(default=(), metadata=cli("functions that only read", metavar="PATTERN"))
@@ -151,6 +160,27 @@ class Effects:
     additive: Sequence[str] = field(
         default=(), metadata=cli("a promoted tool whose writes only add (not destructive)", metavar="FUNCTION")
     )
+    approval: ApprovalLevel = field(
+        default="none",
+        metadata=cli(
+            "functions that wait for a person's approval before they run: destructive ones, writes (every function "
+            "that is not read-only), or none",
+            parse=choice(*get_args(ApprovalLevel)),
+            metavar="{none,destructive,writes}",
+        ),
+    )
+    approval_ttl: float = field(
+        default=600.0, metadata=cli("seconds a call waits for a person's approval before it expires", parse=seconds)
+    )
+    approval_store: TaskStore | str | None = field(
+        default=None,
+        metadata=cli(
+            "where calls waiting for approval are kept: redis://... when several instances serve, or a SQLite file "
+            "(default: the --tasks-store, else the --oauth-store with --oauth, else this process's memory)",
+            metavar="URL",
+        ),
+    )
+    approval_clock: Clock | None = field(default=None, repr=False, compare=False)
     #: Derived: the rules the catalog builder applies.
     rules: EffectRules = field(init=False, repr=False, compare=False)
 
@@ -162,6 +192,16 @@ class Effects:
         except CatalogConfigError as error:
             raise ConfigError(str(error)) from None
         object.__setattr__(self, "rules", rules)
+        if self.approval not in get_args(ApprovalLevel):
+            raise ConfigError(
+                f"approval must be one of {', '.join(map(repr, get_args(ApprovalLevel)))}, got {self.approval!r}"
+            )
+        ttl = self.approval_ttl
+        if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not 0 < ttl < float("inf"):
+            raise ConfigError(f"approval_ttl must be a positive number of seconds, got {ttl!r}")
+        store = self.approval_store
+        if store is not None and not isinstance(store, str) and not callable(getattr(store, "claim", None)):
+            raise ConfigError(f"approval_store must be a store URL or a TaskStore, got {store!r}")
 
     @property
     def given(self) -> bool:

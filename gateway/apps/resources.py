@@ -1,6 +1,6 @@
 """The views as MCP Apps resources, and the `_meta` that links tools and results to them.
 
-Served only to clients that declare the UI extension (`gateway.mcp.extensions.offers_apps`); to any other client
+Served only to clients that declare the UI extension (`gateway.mcp.capabilities`); to any other client
 these resources do not exist and no tool or result mentions them.
 
 - `ui://views/call_function`: the page call_function's definition points at (hosts read a tool's `resourceUri`
@@ -23,7 +23,7 @@ from catalog.model import Catalog, Function
 from gateway.apps.page import view_page
 from gateway.apps.views import View, view_of
 from gateway.errors import RequestError
-from gateway.mcp.extensions import APP_MIME_TYPE, offers_apps
+from gateway.mcp.capabilities import APP_MIME_TYPE, renders_ui
 from gateway.mcp.resources import Resource, ResourceTemplate
 from gateway.policy import CallerPolicy
 
@@ -84,7 +84,7 @@ class AppViews:
                 "as text, with each result's function's view in the result's _meta.",
                 mime_type=APP_MIME_TYPE,
                 read=read,
-                offered=offers_apps,
+                offered=renders_ui.get,
                 meta=RESOURCE_META,
             ),
         )
@@ -113,7 +113,7 @@ class AppViews:
                 mime_type=APP_MIME_TYPE,
                 read=read,
                 complete={"function": lambda caller: caller.function_names},
-                offered=offers_apps,
+                offered=renders_ui.get,
                 meta=RESOURCE_META,
             ),
         )

@@ -94,16 +94,20 @@ def serve_command(options: argparse.Namespace, out: TextIO) -> int:
 
 
 def with_oauth(config: GatewayConfig, oauth: OAuthSetup, flags: OAuthFlags) -> GatewayConfig:
-    """`config` behind the OAuth server: its credentials from the server's tokens, its host accepted, tasks beside
-    the OAuth server's store when --tasks is given without --tasks-store (the instances that serve together share
-    it already), and with an identity provider, functions seen by the document's scopes."""
+    """`config` behind the OAuth server: its credentials from the server's tokens, its host accepted, tasks (and
+    calls waiting for approval) beside the OAuth server's store when --tasks (--approval) is given without
+    --tasks-store (--approval-store) (the instances that serve together share it already), and with an identity
+    provider, functions seen by the document's scopes."""
     security = replace(config.security, allowed_hosts=(*config.security.allowed_hosts, *oauth.allowed_hosts))
     tasks = config.tasks
     if tasks is not None and tasks.store is None:
         tasks = replace(tasks, store=flags.oauth_store)
+    effects = config.effects
+    if effects.approval != "none" and effects.approval_store is None and tasks is None:
+        effects = replace(effects, approval_store=flags.oauth_store)
     # Logged in at the API's identity provider, a caller sees the functions whose document scopes it was granted.
     access = replace(config.access, document_scopes=True) if flags.oauth_upstream else config.access
-    return replace(config, auth=oauth.auth, security=security, tasks=tasks, access=access)
+    return replace(config, auth=oauth.auth, security=security, tasks=tasks, access=access, effects=effects)
 
 
 def print_client_setup(

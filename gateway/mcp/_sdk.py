@@ -36,7 +36,6 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
-from gateway.mcp.extensions import declared_by
 from gateway.mcp.toolspec import ToolResult
 from gateway.mcp.wire import call_result
 
@@ -251,7 +250,7 @@ async def serve_modern_call(
     server: Any,
     serves: Callable[[str], bool],
     annotated: Callable[[str], bool],
-    answer: Callable[[str, Mapping[str, Any]], Awaitable[ToolResult]],
+    answer: Callable[[str, Mapping[str, Any], object], Awaitable[ToolResult]],
     scope: Scope,
     receive: Receive,
     send: Send,
@@ -259,8 +258,9 @@ async def serve_modern_call(
 ) -> bool:
     """Answer a 2026-07-28 `tools/call` of a known tool in JSON without the SDK's kernel, as its single-exchange
     entry (`handle_modern_request`) would; `annotated(name)` says whether the tool's input schema marks any
-    property `x-mcp-header`. False, having sent nothing, for any request that entry would treat
-    otherwise (a rejection, an unusual envelope, middleware that records) — the SDK's entry then serves it.
+    property `x-mcp-header`; `answer` gets the request's client capabilities too. False, having sent nothing, for
+    any request that entry would treat otherwise (a rejection, an unusual envelope, middleware that records) — the
+    SDK's entry then serves it.
 
     The same inbound ladder runs (routing-header duplicates, the per-request envelope's classification, the
     `Mcp-Param-*` header check, the method's params surface), then `answer` (what the SDK's handler runs), the
@@ -302,8 +302,7 @@ async def serve_modern_call(
     except (ValidationError, KeyError):
         return False
     try:
-        with declared_by(verdict.client_capabilities):  # the request's own envelope says who the client is
-            result = await answer(name, arguments or {})
+        result = await answer(name, arguments or {}, verdict.client_capabilities)
         wire = modern_call_result(server, result, version)
     except Exception as error:  # boundary: as the entry maps whatever the kernel raises
         failure = JSONRPCError(jsonrpc="2.0", id=request_id, error=modern_error_data(error))

@@ -22,8 +22,8 @@ from catalog.errors import shown
 from catalog.model import Catalog
 from gateway._quick_check import quick_check
 from gateway.arguments import argument_problems, oversized
-from gateway.errors import ConfigError, ToolError
-from gateway.mcp.extensions import declared_by, offers_apps
+from gateway.errors import ConfigError, ToolError, UnavailableError
+from gateway.mcp.capabilities import client_supports_ui, renders_ui
 from gateway.mcp.progress import reporting
 from gateway.mcp.prompts import PromptSet
 from gateway.mcp.resources import ResourceSet
@@ -46,6 +46,8 @@ __all__ = ["McpEndpoint"]
 logger = logging.getLogger(__name__)
 
 _STDIO: Final = RequestInfo(transport="stdio")
+#: JSON-RPC 2.0 §5.1, an implementation-defined server error: a store the server needs cannot answer now.
+_SERVER_ERROR: Final = -32000
 #: The catalog of an endpoint that serves no catalog (its policy then governs tools and budgets alone).
 _NO_CATALOG: Final = Catalog(title="", version="", description="", modules=(), terms=())
 
@@ -206,22 +208,37 @@ class McpEndpoint:
 
         return StreamableHttpApp(self, security=security or TransportSecurity(), max_body_bytes=max_body_bytes)
 
-    async def call_tool(self, name: str, args: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
+    async def call_tool(
+        self, name: str, args: Mapping[str, Any], caller: CallerPolicy, *, ui: bool = False
+    ) -> ToolResult:
         """Run one tool as the transports do and return what a client gets; `ToolError` for an unknown name.
 
         Use it to offer the same tools to an agent embedded in the host: the arguments are validated, a
-        handler failure becomes a failed result, and the result is checked against the tool's contract.
+        handler failure becomes a failed result, and the result is checked against the tool's contract. `ui`:
+        the client renders MCP Apps (see `gateway.mcp.capabilities`).
         """
-        spec = self._specs.get(name) if not await caller.hides_tool(name) else None
+        spec = self._specs.get(name) if await self._offers(name, caller, ui) else None
         if spec is None:
             hidden = await caller.hidden_tools()
-            shown_tools = [tool for tool in self._specs if tool not in hidden]
+            shown_tools = [
+                tool for tool, found in self._specs.items() if tool not in hidden and (ui or not found.app_only)
+            ]
             raise ToolError(f"unknown tool {shown(name)}; the tools are {', '.join(shown_tools) or 'none'}")
-        return await self._run(spec, args, caller)
+        token = renders_ui.set(ui)
+        try:
+            return await self._run(spec, args, caller)
+        finally:
+            renders_ui.reset(token)
 
     async def offers(self, name: str, caller: CallerPolicy) -> bool:
         """Whether `caller` is offered tool `name` (it exists and is not hidden from it)."""
-        return name in self._specs and not await caller.hides_tool(name)
+        return await self._offers(name, caller, renders_ui.get())
+
+    async def _offers(self, name: str, caller: CallerPolicy, ui: bool) -> bool:
+        """Whether `caller`, whose client renders MCP Apps when `ui`, is offered tool `name`: an app-only tool is
+        offered to such clients alone."""
+        spec = self._specs.get(name)
+        return spec is not None and (ui or not spec.app_only) and not await caller.hides_tool(name)
 
     async def _run(self, spec: ToolSpec, args: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
         with self._observer.tool_call(spec.name, caller.request) as observed:
@@ -243,6 +260,8 @@ class McpEndpoint:
             result = await self._handle(name, arguments, caller)
         except ToolError as error:
             return ToolResult.error(str(error))
+        except UnavailableError:
+            raise  # the server's trouble (a store that cannot answer), answered as a JSON-RPC error
         except Exception as error:
             # Boundary: a failing tool must not take the server down; the agent gets a generic error.
             logger.exception("tool %r failed", name)
@@ -281,12 +300,21 @@ class McpEndpoint:
     ) -> types.ListToolsResult:
         import mcp_types as types
 
-        tools = self._wire_app_tools if offers_apps() else self._wire_tools
+        ui = client_supports_ui(ctx.session.client_capabilities)
+        tools = self._wire_app_tools if ui else self._wire_tools
+        hidden: frozenset[str] = frozenset()
         if self.policy.varies:
             hidden = await self.caller_of(ctx).hidden_tools()
-            if hidden:
-                return types.ListToolsResult(tools=[tool for tool in tools if tool.name not in hidden])
+        if not ui:
+            hidden |= self._app_only
+        if hidden:
+            return types.ListToolsResult(tools=[tool for tool in tools if tool.name not in hidden])
         return types.ListToolsResult(tools=tools)
+
+    @functools.cached_property
+    def _app_only(self) -> frozenset[str]:
+        """The tools only an app calls, listed to clients that render MCP Apps alone."""
+        return frozenset(name for name, spec in self._specs.items() if spec.app_only)
 
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -294,39 +322,53 @@ class McpEndpoint:
         from gateway.mcp.wire import wire_result
 
         caller = self.caller_of(ctx)
+        ui = client_supports_ui(ctx.session.client_capabilities)
         meta = ctx.meta or {}
         if meta.get("progress_token", meta.get("progressToken")) is None:
-            return wire_result(await self.answer_call(params.name, params.arguments or {}, caller))
+            return wire_result(await self.answer_call(params.name, params.arguments or {}, caller, ui=ui))
         # The client asked for progress: the SDK's reporter sends it against the request's token.
         async with reporting(ctx.session.report_progress, interval=self.progress_interval, what=params.name):
-            result = await self.answer_call(params.name, params.arguments or {}, caller)
+            result = await self.answer_call(params.name, params.arguments or {}, caller, ui=ui)
         return wire_result(result)
 
-    async def answer_call(self, name: str, arguments: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
+    async def answer_call(
+        self, name: str, arguments: Mapping[str, Any], caller: CallerPolicy, *, ui: bool = False
+    ) -> ToolResult:
         """What a `tools/call` answers on every path (the SDK's handler and the HTTP transport's lean path):
-        `MCPError` (-32602) for an unknown tool, or one hidden from this caller, else the tool's result."""
+        `MCPError` (-32602) for an unknown tool, or one hidden from this caller (an app-only tool, unless `ui`: the
+        client renders MCP Apps), else the tool's result; `MCPError` (-32000) when a store it needs cannot answer."""
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
         spec = self._specs.get(name)
-        if spec is None or (self.policy.varies and await caller.hides_tool(name)):
+        if spec is None or (spec.app_only and not ui) or (self.policy.varies and await caller.hides_tool(name)):
             # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602). A tool
             # hidden from this caller is unknown to it, in the same words.
-            import mcp_types as types
-            from mcp.shared.exceptions import MCPError
-
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {shown(name)}; call tools/list for the tools this server has",
             )
-        return await self._run(spec, arguments, caller)
+        token = renders_ui.set(ui)
+        try:
+            return await self._run(spec, arguments, caller)
+        except UnavailableError as error:
+            # The server's trouble, said as the task store says it: JSON-RPC 2.0 §5.1 server error, with a retry.
+            raise MCPError(code=_SERVER_ERROR, message=str(error), data={"retryAfter": error.retry_after}) from error
+        finally:
+            renders_ui.reset(token)
 
 
 def _declaring(handler: Callable[[Any, Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
-    """`handler` (an SDK request handler) run for the client its connection declared (see gateway.mcp.extensions):
-    over stdio the initialize handshake's capabilities, at 2026-07-28 the request's own envelope's."""
+    """`handler` (an SDK request handler) run knowing whether its client renders MCP Apps (`renders_ui`), as its
+    connection declared: over stdio in the initialize handshake, at 2026-07-28 in the request's own envelope."""
 
     @functools.wraps(handler)
     async def handle(ctx: Any, params: Any) -> Any:
-        with declared_by(ctx.session.client_capabilities):
+        token = renders_ui.set(client_supports_ui(ctx.session.client_capabilities))
+        try:
             return await handler(ctx, params)
+        finally:
+            renders_ui.reset(token)
 
     return handle
 

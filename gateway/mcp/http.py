@@ -29,6 +29,7 @@ from starlette.types import Message, Receive, Scope, Send
 from gateway.errors import ConfigError, CredentialError, UnavailableError
 from gateway.limits import option_name
 from gateway.mcp import _sdk
+from gateway.mcp.capabilities import client_supports_ui
 from gateway.mcp.jsonrpc import BATCH_VERSIONS, Envelope, batch_refusal, envelope_of, invalid_request, too_large
 from gateway.mcp.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, TransportSecurity
 from gateway.mcp.wire import call_result
@@ -76,8 +77,10 @@ class Endpoint(Protocol):
     def param_headers(self, name: str) -> bool:
         """Whether tool `name` takes 2026-07-28 `Mcp-Param-*` headers."""
 
-    async def answer_call(self, name: str, arguments: Mapping[str, Any], caller: CallerPolicy) -> ToolResult:
-        """What a tools/call of `name` answers `caller`."""
+    async def answer_call(
+        self, name: str, arguments: Mapping[str, Any], caller: CallerPolicy, *, ui: bool = False
+    ) -> ToolResult:
+        """What a tools/call of `name` answers `caller`, whose client renders MCP Apps when `ui`."""
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -378,8 +381,8 @@ class StreamableHttpApp:
         if self.single_exchange and not stream and version in MODERN_PROTOCOL_VERSIONS and b"tools/call" in body:
             caller: CallerPolicy = scope[_CALLER]
 
-            async def call(name: str, arguments: Mapping[str, Any]) -> ToolResult:
-                return await self.endpoint.answer_call(name, arguments, caller)
+            async def call(name: str, arguments: Mapping[str, Any], capabilities: object) -> ToolResult:
+                return await self.endpoint.answer_call(name, arguments, caller, ui=client_supports_ui(capabilities))
 
             if await _sdk.serve_modern_call(
                 self.endpoint.server,

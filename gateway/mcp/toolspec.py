@@ -59,9 +59,9 @@ class ToolSpec:
     OpenAI's app review rejects tools whose hints are missing, so all four hints and the title are required.
     `input_schema` and `output_schema` are JSON Schema 2020-12 objects with `type: object` at the root; they
     are treated as immutable once given. A tool with an `output_schema` must answer every successful call
-    with `structured` content (MCP 2025-06-18 server/tools: structured content MUST conform to it). `ui` is the
-    tool's `_meta.ui` (MCP Apps: `resourceUri`, the `ui://` view a host renders its results in), shown only to
-    clients that declare the UI extension.
+    with `structured` content (MCP 2025-06-18 server/tools: structured content MUST conform to it). `meta` is the
+    tool's `_meta`, shown only to clients that render MCP Apps: `{"ui": {"resourceUri": "ui://..."}}` links the view
+    a host renders its results in, `{"ui": {"visibility": ["app"]}}` marks a tool only an app may call.
     """
 
     name: str
@@ -73,7 +73,14 @@ class ToolSpec:
     destructive: bool
     idempotent: bool
     open_world: bool
-    ui: Mapping[str, Any] | None = None
+    meta: Mapping[str, Any] | None = None
+
+    @property
+    def app_only(self) -> bool:
+        """Whether only an app (MCP Apps), never the model, calls this tool: `_meta.ui.visibility` is `["app"]`."""
+        ui = self.meta.get("ui") if self.meta is not None else None
+        visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
+        return isinstance(visibility, list | tuple) and list(visibility) == ["app"]
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not is_valid_tool_name(self.name):
@@ -88,9 +95,10 @@ class ToolSpec:
         _check_schema(self.name, "input_schema", self.input_schema)
         if self.output_schema is not None:
             _check_schema(self.name, "output_schema", self.output_schema)
-        if self.ui is not None and not str(self.ui.get("resourceUri", "ui://")).startswith("ui://"):
+        ui = self.meta.get("ui") if self.meta is not None else None
+        if isinstance(ui, Mapping) and not str(ui.get("resourceUri", "ui://")).startswith("ui://"):
             # MCP Apps: a view is a ui:// resource; hosts render nothing else.
-            raise ConfigError(f"tool {self.name!r}: ui resourceUri must be a ui:// URI, got {self.ui['resourceUri']!r}")
+            raise ConfigError(f"tool {self.name!r}: _meta.ui.resourceUri must be ui://..., got {ui['resourceUri']!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,13 +134,14 @@ class ToolResult:
     """What a tool call answers: content blocks, optional structured content, and whether it failed.
 
     `is_error` marks a failure the agent can act on (MCP's `isError`); protocol failures such as an unknown
-    tool are not results but errors. `meta` is the result's `_meta` (for the client, not the model).
+    tool are not results but errors. `meta` is the result's `_meta`, which a client hands its app but not the
+    model.
     """
 
     content: tuple[Content, ...]
     structured: dict[str, Any] | None = None
     is_error: bool = False
-    meta: Mapping[str, Any] | None = None
+    meta: dict[str, Any] | None = None
 
     @classmethod
     def text(cls, text: str, *, structured: dict[str, Any] | None = None) -> ToolResult:

@@ -212,7 +212,9 @@ def content_block(block: Content) -> dict[str, Any]:
 
 def call_result(result: ToolResult) -> dict[str, Any]:
     """The wire `CallToolResult` of a tool's result, keys in the order the SDK's result sieve writes them."""
-    wire: dict[str, Any] = {"content": [content_block(block) for block in result.content], "isError": result.is_error}
+    wire: dict[str, Any] = {"_meta": result.meta} if result.meta is not None else {}
+    wire["content"] = [content_block(block) for block in result.content]
+    wire["isError"] = result.is_error
     if result.structured is not None:
         wire["structuredContent"] = result.structured
     if result.meta:
@@ -227,8 +229,8 @@ def wire_result(result: ToolResult) -> types.CallToolResult:
 
 def wire_tool(spec: ToolSpec, *, apps: bool = False) -> types.Tool:
     """One tool as tools/list shows it; the title goes in both places: `title` from 2025-06-18 on,
-    `annotations.title` for 2025-03-26 clients. With `apps` (a client that renders MCP Apps views), its `_meta.ui`."""
-    meta: dict[str, Any] = {"_meta": {"ui": dict(spec.ui)}} if apps and spec.ui else {}
+    `annotations.title` for 2025-03-26 clients. With `apps` (a client that renders MCP Apps), its `_meta`."""
+    meta: dict[str, Any] = {"_meta": dict(spec.meta)} if apps and spec.meta else {}
     return types.Tool(
         **meta,
         name=spec.name,

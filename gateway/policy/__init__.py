@@ -9,10 +9,11 @@ from __future__ import annotations
 from gateway.policy.access import Access, ScopeMap, View, Visibility, VisibleHook
 from gateway.policy.budgets import Budget, Lease
 from gateway.policy.caller import Caller
-from gateway.policy.policy import CallerPolicy, Policy, ScriptRules, serving
+from gateway.policy.policy import ApprovalLevel, CallerPolicy, Policy, ScriptRules, serving
 
 __all__ = [
     "Access",
+    "ApprovalLevel",
     "Budget",
     "Caller",
     "CallerPolicy",

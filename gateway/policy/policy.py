@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from catalog.errors import UnknownNameError
 from catalog.model import Catalog, Function
@@ -24,7 +24,11 @@ from gateway.policy.budgets import Budget, Lease
 from gateway.policy.caller import Caller
 from gateway.requests import RequestInfo
 
-__all__ = ["CallerPolicy", "Policy", "ScriptRules", "serving"]
+__all__ = ["ApprovalLevel", "CallerPolicy", "Policy", "ScriptRules", "serving"]
+
+ApprovalLevel = Literal["none", "destructive", "writes"]
+"""Which functions wait for a person's approval before they run: none, the destructive ones, or every function
+that is not read-only."""
 
 AllowHook = Callable[[Any], bool | Awaitable[bool]]
 """Decides from the caller's whoami answer (decoded JSON) whether it may run scripts; sync or async."""
@@ -47,8 +51,9 @@ class ScriptRules:
 
 
 class Policy:
-    """The gateway's rules for every caller: `access` (who sees what), `limits` (budgets), the promoted tools and
-    the script rules; `of(request)` gives one request's `CallerPolicy`.
+    """The gateway's rules for every caller: `access` (who sees what), `limits` (budgets), `approval` (which
+    functions wait for a person's approval), the promoted tools and the script rules; `of(request)` gives one
+    request's `CallerPolicy`.
 
     `instructions(catalog)` renders the server instructions of a view; `identify` runs whoami for a caller
     (needed when `scripts.allow` is given).
@@ -63,8 +68,10 @@ class Policy:
         instructions: Callable[[Catalog], str] | None = None,
         scripts: ScriptRules | None = None,
         identify: Identify | None = None,
+        approval: ApprovalLevel = "none",
     ) -> None:
         self.catalog = catalog
+        self.approval = approval
         self.access = access or Access()
         self.limits = limits or Limits()
         self.visibility = Visibility(catalog, self.access)
@@ -106,6 +113,14 @@ class Policy:
         return (self.visibility.active and bool(self.promoted)) or (
             self.scripts is not None and self.scripts.allow is not None
         )
+
+    def needs_approval(self, function: Function) -> bool:
+        """Whether a call of `function` waits for a person's approval before it runs: with `approval`
+        "destructive", a destructive function; with "writes", any function that is not read-only."""
+        approval = self.approval
+        if approval == "none" or function.read_only:
+            return False
+        return approval == "writes" or function.destructive
 
     def of(self, request: RequestInfo, caller: Caller | None = None) -> CallerPolicy:
         """The policy of the caller of `request` (`caller` when it was already made, e.g. an anonymous one)."""
@@ -210,8 +225,18 @@ class CallerPolicy:
             verdict = await verdict
         return verdict is True
 
+    def needs_approval(self, function: Function) -> bool:
+        """Whether a call of `function` waits for a person's approval before it runs (`Policy.needs_approval`)."""
+        return self.policy.needs_approval(function)
+
     def script_refusal(self, function: Function) -> str | None:
         """Why a script of this caller may not call `function` (None: it may); the function is the caller's."""
+        if self.needs_approval(function):
+            # A script cannot stop to ask a person; call_function can.
+            return (
+                f"{function.name} needs a person's approval before it runs, which a script cannot ask for; call it "
+                "with call_function instead, which says how to get that approval"
+            )
         rules = self.policy.scripts
         if not function.read_only and not (rules is not None and rules.allow_writes):
             return (
@@ -270,6 +295,18 @@ class CallerPolicy:
             f"({option_name('tasks_stored_per_caller')} is {limit}); wait for older tasks to expire (their "
             "ttl), ask for a shorter ttl, or make the call without a task",
             limit="tasks_stored_per_caller",
+            value=limit,
+        )
+
+    def approvals_pending_refusal(self, kept: int) -> LimitError:
+        """The refusal of one more call waiting for approval to a caller who has `kept` waiting, its limit
+        (`Limits.approvals_pending_per_caller`; the approval store counts them, atomically across instances)."""
+        limit = self.policy.limits.approvals_pending_per_caller
+        return LimitError(
+            f"you have {kept} calls waiting for a person's approval, the most one caller may have "
+            f"({option_name('approvals_pending_per_caller')} is {limit}); have the person approve or cancel some, "
+            "or wait for them to expire, then call again",
+            limit="approvals_pending_per_caller",
             value=limit,
         )
 

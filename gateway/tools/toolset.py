@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -19,13 +19,22 @@ from catalog.typescript import declarations
 from gateway._quick_check import Check, quick_check
 from gateway.apps import AppViews
 from gateway.errors import ConfigError, ToolError
-from gateway.mcp.extensions import offers_apps
+from gateway.mcp.capabilities import renders_ui
 from gateway.mcp.toolspec import TextContent, ToolResult, ToolSpec, validator_for
 from gateway.policy import CallerPolicy
 from gateway.requests import RestContext
 from gateway.rest.dispatcher import CallOutcome, Dispatcher
 from gateway.tools._compact import COMPACT_HELP
 from gateway.tools._response_check import ResponseCheck
+from gateway.tools.confirmation import (
+    APPROVE_TOOL,
+    CANCEL_TOOL,
+    CONFIRMATION,
+    Confirmation,
+    Run,
+    app_tool_specs,
+    confirmation_property,
+)
 from gateway.tools.identity import REDACTED, identity_view
 from gateway.tools.results import cap_lines, fit_texts, response_result, value_result
 from gateway.types import RestContextFor, ToolRunner
@@ -53,7 +62,13 @@ def read_only_spec(
     )
 
 
-def _fixed_specs(compact: bool = False) -> list[ToolSpec]:
+def _fixed_specs(compact: bool = False, *, approval: bool = False) -> list[ToolSpec]:
+    call_properties: dict[str, Any] = {
+        "name": {"type": "string", "description": "Full function name, module.function."},
+        "args": {"type": "object", "description": "The function's arguments.", "default": {}},
+    }
+    if approval:
+        call_properties[CONFIRMATION] = confirmation_property()
     return [
         read_only_spec(
             "whoami",
@@ -130,10 +145,7 @@ def _fixed_specs(compact: bool = False) -> list[ToolSpec]:
             + (f" {COMPACT_HELP}" if compact else ""),
             input_schema={
                 "type": "object",
-                "properties": {
-                    "name": {"type": "string", "description": "Full function name, module.function."},
-                    "args": {"type": "object", "description": "The function's arguments.", "default": {}},
-                },
+                "properties": call_properties,
                 "required": ["name"],
                 "additionalProperties": False,
             },
@@ -145,7 +157,9 @@ def _fixed_specs(compact: bool = False) -> list[ToolSpec]:
     ]
 
 
-def _promoted_spec(function: Function, *, additive: bool, compact: bool = False) -> ToolSpec:
+def _promoted_spec(function: Function, *, additive: bool, compact: bool = False, approval: bool = False) -> ToolSpec:
+    """The promoted tool of `function`; with `approval` (its calls wait for a person's), a `confirmation` argument
+    and no output schema, since a first call answers what would happen instead of the function's result."""
     problem = function.promotion_problem
     if problem is not None:
         raise ConfigError(f"cannot promote {function.name!r} to a tool: {problem}")
@@ -154,6 +168,13 @@ def _promoted_spec(function: Function, *, additive: bool, compact: bool = False)
     except SchemaTooLargeError as error:
         raise ConfigError(f"cannot promote {function.name!r} to a tool: {error}") from None
     schema = inline_refs(schema, max_nodes=max(count_nodes(schema), DEFAULT_MAX_SCHEMA_NODES))
+    if approval:
+        if CONFIRMATION in schema.get("properties", {}):
+            raise ConfigError(
+                f"cannot promote {function.name!r} to a tool with approval: it has an argument named "
+                f"{CONFIRMATION!r}, which approval adds; call it with call_function instead"
+            )
+        schema = {**schema, "properties": {**schema.get("properties", {}), CONFIRMATION: confirmation_property()}}
     method = function.method
     read_only = function.read_only
     destructive = not read_only and (function.destructive or not additive)
@@ -168,7 +189,7 @@ def _promoted_spec(function: Function, *, additive: bool, compact: bool = False)
         title=function.summary[:80] or function.name,
         description=description,
         input_schema=schema,
-        output_schema=_output_schema(function),
+        output_schema=None if approval else _output_schema(function),
         read_only=read_only,
         destructive=destructive,
         idempotent=idempotent,
@@ -189,6 +210,15 @@ def _output_schema(function: Function) -> dict[str, Any] | None:
         # A recursive object type stays a $ref; MCP wants `type: object` at the root all the same.
         schema = {"type": "object", **schema}
     return schema
+
+
+def _linked(spec: ToolSpec, ui: dict[str, Any] | None) -> ToolSpec:
+    """`spec` with `_meta.ui` linking its view (MCP Apps), when it has one."""
+    if ui is None:
+        return spec
+    meta = dict(spec.meta or {})
+    meta["ui"] = {**dict(meta.get("ui") or {}), **ui}
+    return replace(spec, meta=meta)
 
 
 def instructions_for(catalog: Catalog, operator: str) -> str:
@@ -234,8 +264,13 @@ class ToolSet:
         scripts: bool = False,
         ranking: Ranking | None = None,
         apps: bool = False,
+        confirmation: Confirmation | None = None,
+        needs_approval: Callable[[Function], bool] | None = None,
     ) -> None:
         self.catalog = catalog
+        #: The approval step of calls that wait for a person's (None: no call waits).
+        self.confirmation = confirmation
+        approves = needs_approval if confirmation is not None else None
         self.ranking = ranking
         self.dispatcher = dispatcher
         self.rest_context = rest_context
@@ -256,7 +291,7 @@ class ToolSet:
             "explain_term": self._explain,
             "call_function": self._call,
         }
-        self.specs: list[ToolSpec] = _fixed_specs(compact_results)
+        self.specs: list[ToolSpec] = _fixed_specs(compact_results, approval=confirmation is not None)
         #: Checks promoted tools' answers against the document before they become structured content.
         self.responses = ResponseCheck(catalog.resolver.document if catalog.resolver is not None else None)
         self._output_validators: dict[str, tuple[Check | None, jsonschema.protocols.Validator]] = {}
@@ -273,19 +308,29 @@ class ToolSet:
                 raise ConfigError(f"tools names {name!r} twice; promote each function once")
             seen.add(name)
             function = self._known(name, "tools")
-            spec = _promoted_spec(function, additive=name in additive, compact=compact_results)
+            approval = approves is not None and approves(function)
+            spec = _promoted_spec(function, additive=name in additive, compact=compact_results, approval=approval)
             if spec.name in self._runners:
                 raise ConfigError(f"promoted tool {spec.name!r} clashes with a tool of the same name")
             self.promoted[spec.name] = function
             self.specs.append(spec)
             self.self_validating.add(spec.name)
             self._runners[spec.name] = self._promoted_runner(function, spec)
+        if confirmation is not None:
+            # After every other tool: only an MCP Apps client, for its approval form, is offered these.
+            for spec in app_tool_specs():
+                if spec.name in self._runners:
+                    raise ConfigError(f"tool {spec.name!r}, which approval adds, clashes with a tool of the same name")
+                self.specs.append(spec)
+            approve = confirmation.approve
+            self._runners[APPROVE_TOOL] = lambda args, caller: approve(args, caller, self._runner_for(caller))
+            self._runners[CANCEL_TOOL] = confirmation.cancel
         #: The functions' MCP Apps views (None: not served); tools link them for clients that render them.
         self.views: AppViews | None = None
         if apps:
             self.views = AppViews(catalog, self.promoted)
             views = self.views
-            self.specs = [replace(spec, ui=views.tool_ui(spec.name)) for spec in self.specs]
+            self.specs = [_linked(spec, views.tool_ui(spec.name)) for spec in self.specs]
 
     def _known(self, name: str, option: str) -> Function:
         try:
@@ -445,17 +490,39 @@ class ToolSet:
     async def _call(self, args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
         function = caller.function(args["name"])
         call_args = args.get("args") or {}
-        result = await self._run(function, call_args, await self.rest_context(caller.request))
-        if self.views is not None and offers_apps():
-            # The page call_function links learns here which function it shows, and how.
-            return replace(result, meta={**(result.meta or {}), **self.views.result_meta(function)})
-        return result
+        if self.confirmation is not None and caller.needs_approval(function):
+            result = await self.confirmation.call(
+                function, call_args, args.get(CONFIRMATION), caller, tool="call_function", run=self._runner_for(caller)
+            )
+        else:
+            result = await self._run(function, call_args, await self.rest_context(caller.request))
+        return self._viewed(result, function)
+
+    def _viewed(self, result: ToolResult, function: Function) -> ToolResult:
+        """`result` of a call of `function` through call_function or approve_call, with the function's view in its
+        `_meta` for a client that renders MCP Apps: the page those tools link learns there what it shows."""
+        if self.views is None or not renders_ui.get():
+            return result
+        return replace(result, meta={**(result.meta or {}), **self.views.result_meta(function)})
+
+    def _runner_for(self, caller: CallerPolicy) -> Run:
+        """Runs a call whose arguments were checked, as call_function answers it, for `caller`."""
+
+        async def run(function: Function, arguments: Mapping[str, Any]) -> ToolResult:
+            context = await self.rest_context(caller.request)
+            return self._viewed(await self._run(function, arguments, context, validated=True), function)
+
+        return run
 
     def _promoted_runner(self, function: Function, spec: ToolSpec) -> ToolRunner:
         async def run(args: dict[str, Any], caller: CallerPolicy) -> ToolResult:
             if not caller.sees(function):
                 # The endpoint lists promoted tools per caller; this keeps a direct call from reaching one hidden.
                 raise ToolError(f"unknown tool {function.tool_name!r}")
+            if self.confirmation is not None and caller.needs_approval(function):
+                confirmation = args.pop(CONFIRMATION, None)
+                run = self._runner_for(caller)
+                return await self.confirmation.call(function, args, confirmation, caller, tool=spec.name, run=run)
             # The endpoint left these arguments to the dispatcher, which checks them against the same schema.
             context = await self.rest_context(caller.request)
             outcome = await self.dispatcher.call(function, args, context)

@@ -27,7 +27,7 @@ from mcp.shared.exceptions import MCPError
 from demo import ADMIN_KEY, create_app
 from gateway.apps import CALL_FUNCTION_VIEW, VIEW_KEY, View, bundle_bytes, content_security_policy, view_of, view_page
 from gateway.gateway import Gateway
-from gateway.mcp.extensions import APP_MIME_TYPE, UI_EXTENSION
+from gateway.mcp.capabilities import APP_MIME_TYPE, UI_EXTENSION
 from gateway.options import Output
 from gateway.policy import Access
 from tests.corpus import corpus_catalog
