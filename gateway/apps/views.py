@@ -248,7 +248,7 @@ def _columns(schema: Mapping[str, Any], most: int) -> list[Column]:
     columns = []
     for name, raw in list(properties.items())[:most]:
         prop = _resolved(raw, defs)
-        title = prop.get("title")
+        title = _own_title(raw)
         columns.append(
             Column(
                 name=_cut(str(name), _MAX_NAME),
@@ -312,12 +312,17 @@ def _fields(function: Function) -> list[Field]:
     if not isinstance(properties, Mapping):
         return []
     listed = list(properties.items())[:_MAX_ARGS]
-    return [_field(str(name), _resolved(raw, defs), name in needed) for name, raw in listed]
+    return [_field(str(name), _resolved(raw, defs), name in needed, _own_title(raw)) for name, raw in listed]
 
 
-def _field(name: str, schema: Mapping[str, Any], required: bool) -> Field:
+def _own_title(schema: Any) -> str | None:
+    """A property's own title; not the title of the type it refers to (`OrderStatus` would name a column badly)."""
+    title = schema.get("title") if isinstance(schema, Mapping) else None
+    return title if isinstance(title, str) and title else None
+
+
+def _field(name: str, schema: Mapping[str, Any], required: bool, title: str | None) -> Field:
     kind = _type(schema)
-    title = schema.get("title")
     field = Field(
         name=_cut(name, _MAX_NAME),
         title=_cut(title if isinstance(title, str) and title else name, _MAX_NAME),
