@@ -225,6 +225,44 @@ const SCENARIOS = {
   },
 };
 
+// The scripted trial on real FastAPI apps (scripts/real-apps/views.py): each call of REAL_CALLS (JSON: a list of
+// {tool, args}) shown in its view, with what it rendered; a table's Next is followed once.
+SCENARIOS.real = async (page, seen) => {
+  seen.calls = [];
+  const calls = JSON.parse(process.env.REAL_CALLS || "[]");
+  for (const [index, call] of calls.entries()) {
+    const one = { tool: call.tool, args: call.args };
+    seen.calls.push(one);
+    if (index > 0) await page.goto(`${base}/host`, { waitUntil: "load" });
+    const shown = await show(page, { mcp: "/mcp", token: TOKEN, ...call });
+    one.uri = shown.uri;
+    const frame = await view(page);
+    await frame.waitForSelector("tbody tr, dl.detail, pre.plain, pre.error, p.note");
+    one.kind = await frame.evaluate(() =>
+      document.querySelector("tbody tr") ? "table" : document.querySelector("dl.detail") ? "detail" :
+      document.querySelector("pre.error") ? "error" : "plain");
+    one.title = await frame.$eval("header h1", (node) => node.textContent).catch(() => null);
+    if (one.kind === "table") {
+      one.headers = await frame.$$eval("thead th", (cells) => cells.map((cell) => cell.textContent));
+      one.rows = await frame.$$eval("tbody tr", (rows) => rows.length);
+      one.firstCells = await rowIds(frame);
+      one.nextEnabled = await frame.$eval("nav.pager button:last-child", (button) => !button.disabled).catch(() => false);
+    } else if (one.kind === "detail") {
+      one.fields = await frame.$$eval("main > dl.detail > dt", (nodes) => nodes.map((node) => node.textContent));
+    } else {
+      one.text = await frame.evaluate(() => document.body.innerText.slice(0, 300));
+    }
+    await page.screenshot({ path: `${artifacts}/real-${index}.png`, fullPage: true });
+    if (one.kind === "table" && one.nextEnabled) {
+      await frame.click("nav.pager button:last-child");
+      await frame.waitForFunction((ids) => [...document.querySelectorAll("tbody tr")].every(
+        (row) => !ids.includes(row.children[0].textContent)), one.firstCells, { timeout: 10000 });
+      one.nextCells = await rowIds(frame);
+      await page.screenshot({ path: `${artifacts}/real-${index}-next.png`, fullPage: true });
+    }
+  }
+};
+
 async function main() {
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ARGS, timeout: 30000 });
   const observed = {};
