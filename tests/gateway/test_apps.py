@@ -128,12 +128,34 @@ async def test_a_call_function_result_brings_its_functions_view_to_a_client_that
     assert VIEW_KEY not in (promoted.meta or {})  # its page holds its view
 
 
-async def test_over_stateless_http_a_handshake_client_declares_nothing_so_it_gets_no_views() -> None:
-    # Its capabilities travel in initialize, another request of a transport that keeps no session.
+async def test_over_http_a_handshake_clients_declaration_travels_in_the_session_id_it_is_given() -> None:
+    # The transport keeps no session: the id it gives an initialize that declares the extension says so itself.
     async with _client(_demo(), "legacy", apps=True) as client:
-        tools = (await client.list_tools()).tools
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         call = await client.call_tool("call_function", {"name": "orders.list_orders", "args": {"limit": 1}})
-    assert all(tool.meta is None for tool in tools) and VIEW_KEY not in (call.meta or {})
+        page = (await client.read_resource("ui://views/orders.get_order")).contents[0]
+    assert tools["call_function"].meta == {"ui": {"resourceUri": CALL_FUNCTION_VIEW}}
+    assert (call.meta or {})[VIEW_KEY]["kind"] == "table"
+    assert page.mime_type == APP_MIME_TYPE
+
+
+async def test_only_an_initialize_that_declares_the_extension_is_given_a_session_id() -> None:
+    gateway = _demo()
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "t", "version": "1"}, "capabilities": {}},
+    }
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    declaring = {"extensions": {UI_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}}}
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(gateway.asgi())) as http:
+        plain = await http.post(LOCAL, json=initialize, headers=headers)
+        initialize["params"]["capabilities"] = declaring  # type: ignore[index]
+        apps = await http.post(LOCAL, json=initialize, headers=headers)
+    assert plain.status_code == apps.status_code == 200
+    assert "mcp-session-id" not in plain.headers
+    assert re.fullmatch(r"mcp-apps-[0-9a-f]{32}", apps.headers["mcp-session-id"])
 
 
 async def test_over_stdio_the_initialize_declaration_holds_for_the_whole_connection() -> None:
