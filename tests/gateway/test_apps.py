@@ -264,3 +264,16 @@ def test_github_lists_page_by_page_number_and_stripe_lists_by_cursor() -> None:
         "last": "id",
         "size": "limit",
     }
+
+
+def test_prefect_lists_page_by_an_offset_in_the_request_body() -> None:
+    flows = view_of(corpus_catalog("prefect-server-api.json").function("flows.read_flows"))
+    assert flows["kind"] == "table" and flows["rows"] == []
+    assert flows["paging"] == {"style": "offset", "arg": "offset", "next": None, "size": "limit"}
+
+
+def test_an_object_with_many_fields_besides_a_list_is_a_detail_not_a_page() -> None:
+    catalog = _demo().catalog
+    assert view_of(catalog.function("orders.get_order"))["kind"] == "detail"  # an order and its lines
+    page = view_of(catalog.function("orders.list_orders"))
+    assert page["kind"] == "table" and page["rows"] == ["items"]
