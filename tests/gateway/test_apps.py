@@ -232,6 +232,14 @@ def test_the_policy_allows_exactly_the_inline_script_and_style_the_page_carries(
     assert re.search(r"\b(src|href)=", page) is None  # nothing loaded from anywhere
 
 
+def test_the_view_script_builds_the_page_from_text_alone() -> None:
+    script = (REPO / "gateway" / "apps" / "static" / "view.js").read_text(encoding="utf-8")
+    sinks = ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(", ".href", ".src")
+    assert [sink for sink in sinks if sink in script] == []
+    # Attributes set from anything but a constant: none (no on*, href or src from data).
+    assert re.findall(r"setAttribute\(([^,]+),", script) == ['"aria-sort"'] * 3
+
+
 def test_the_view_code_is_one_small_bundle() -> None:
     assert bundle_bytes() < 40_000
 

@@ -1,6 +1,7 @@
 """The views in headless Chromium inside a real MCP Apps host: the official SDK's AppBridge and the official
-TypeScript MCP client, talking to the gateway on real uvicorn (tests/gateway/apps_host/). A list renders as a table
-that sorts and pages through the host, one object as a detail; hostile strings from the API and the document stay
+TypeScript MCP client, talking to the gateway on real uvicorn (tests/gateway/apps_host/), at 2026-07-28 and
+through the initialize handshake. A list renders as a table that sorts and pages through the host, one object as
+a detail; hostile strings from the API and the document stay
 text; the page's policy blocks every outside load; the frame calls only what its caller may; 500 rows render
 quickly; an approval form performs a write after Confirm and nothing after Cancel. Screenshots go to the test's
 temporary directory; their paths are printed.
@@ -42,7 +43,7 @@ PLAYWRIGHT_CORE = TOOLS / "browser" / "node_modules" / "playwright-core"
 HOST_PACKAGES = TOOLS / "apps-host" / "node_modules"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 HOST = Path(__file__).with_name("apps_host")
-SCENARIOS = ("table", "detail", "hostile", "csp", "policy", "rows500", "form", "cancel")
+SCENARIOS = ("table", "detail", "handshake", "hostile", "csp", "policy", "rows500", "form", "cancel")
 
 #: Strings an API might hold that would run or load something if a page took them for markup or a link.
 HOSTILE = (
@@ -186,13 +187,12 @@ def observed(host_bundle: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
     yield seen
 
 
-def _fine(seen: dict[str, Any], name: str, *, blocked: bool = False) -> dict[str, Any]:
-    """The observations of scenario `name`, which ran to its end without an error on the page (or, when `blocked`,
-    none but the policy's reports of what it blocked)."""
+def _fine(seen: dict[str, Any], name: str, *, expected: str | None = None) -> dict[str, Any]:
+    """The observations of scenario `name`, which ran to its end without an error on the page but the `expected`
+    ones (the console lines that contain it)."""
     scenario: dict[str, Any] = seen[name]
     assert "failed" not in scenario, scenario.get("failed")
-    problems = [p for p in scenario["problems"] if not (blocked and "Content Security Policy" in p)]
-    assert problems == []
+    assert [problem for problem in scenario["problems"] if expected is None or expected not in problem] == []
     return scenario
 
 
@@ -217,6 +217,13 @@ def test_one_object_is_a_detail_in_its_promoted_tools_own_view(observed: dict[st
     assert {"line1", "city", "country"} <= set(seen["nested"])  # the shipping address, as a nested detail
 
 
+def test_a_host_whose_client_uses_the_initialize_handshake_shows_views_too(observed: dict[str, Any]) -> None:
+    # With a session, the client asks for an SSE stream with GET: 405 says there is none (MCP 2025-11-25 transports).
+    seen = _fine(observed, "handshake", expected="405 (Method Not Allowed)")
+    assert seen["version"] == "2025-11-25" and seen["uri"] == "ui://views/call_function"
+    assert seen["fields"][:3] == ["id", "customer_id", "status"]
+
+
 def test_hostile_strings_from_the_api_and_the_document_are_shown_as_text_and_never_run(
     observed: dict[str, Any],
 ) -> None:
@@ -231,7 +238,7 @@ def test_hostile_strings_from_the_api_and_the_document_are_shown_as_text_and_nev
 
 
 def test_the_pages_policy_blocks_every_outside_load(observed: dict[str, Any]) -> None:
-    seen = _fine(observed, "csp", blocked=True)
+    seen = _fine(observed, "csp", expected="Content Security Policy")  # the reports of what it blocked
     tried = seen["attempts"]["tried"]
     assert tried == {"fetch": "blocked", "image": "blocked", "script": "blocked", "style": "blocked"}
     assert {"connect-src", "img-src", "script-src-elem", "style-src-elem"} <= set(seen["attempts"]["violations"])

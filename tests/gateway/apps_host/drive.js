@@ -77,6 +77,17 @@ const SCENARIOS = {
     await page.screenshot({ path: `${artifacts}/apps-detail.png`, fullPage: true });
   },
 
+  async handshake(page, seen) {
+    // The official client in its default mode: the initialize handshake, then the session id the gateway gave.
+    const call = { mcp: "/mcp", token: TOKEN, tool: "call_function", args: { name: "orders.get_order", args: { order_id: 1 } }, handshake: true };
+    const shown = await show(page, call);
+    seen.uri = shown.uri;
+    seen.version = shown.version;
+    const frame = await view(page);
+    await frame.waitForSelector("dl.detail");
+    seen.fields = await frame.$$eval("main > dl.detail > dt", (nodes) => nodes.map((node) => node.textContent));
+  },
+
   async hostile(page, seen) {
     const call = { mcp: "/fixture/mcp", tool: "call_function", args: { name: "notes.list_notes", args: { limit: 12 } } };
     await show(page, call);

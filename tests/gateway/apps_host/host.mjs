@@ -11,11 +11,12 @@ const HOST = { name: "gateway-test-host", version: "1.0.0" };
 // What the test reads back: what the view told the model, and the sizes it asked for.
 window.hostLog = { modelContext: [], messages: [], sizes: [] };
 
-async function connect(mcp, token) {
+async function connect(mcp, token, handshake) {
+  // `auto` probes 2026-07-28 first (each request declares the extension); the SDK's default is the initialize
+  // handshake, after which the gateway's session id carries the declaration.
   const client = new Client(HOST, {
     capabilities: { extensions: { [UI]: { mimeTypes: ["text/html;profile=mcp-app"] } } },
-    // The SDK's default is the initialize handshake, which a stateless server forgets; auto probes 2026-07-28 first.
-    versionNegotiation: { mode: "auto" },
+    ...(handshake ? {} : { versionNegotiation: { mode: "auto" } }),
   });
   const headers = token ? { Authorization: `Bearer ${token}` } : {};
   await client.connect(new StreamableHTTPClientTransport(new URL(mcp, location.href), { requestInit: { headers } }));
@@ -24,8 +25,8 @@ async function connect(mcp, token) {
 
 // Run tool `tool` with `args` as a host does for a person: read the tool's view, show it, hand it the call's
 // input and result. Answers what the host saw: the view's URI, its resource's media type and _meta, the result.
-window.showCall = async ({ mcp, token, tool, args }) => {
-  const client = await connect(mcp, token);
+window.showCall = async ({ mcp, token, tool, args, handshake }) => {
+  const client = await connect(mcp, token, handshake);
   const { tools } = await client.listTools();
   const definition = tools.find((candidate) => candidate.name === tool);
   const uri = definition && definition._meta && definition._meta.ui && definition._meta.ui.resourceUri;
@@ -56,7 +57,7 @@ window.showCall = async ({ mcp, token, tool, args }) => {
   await bridge.sendToolInput({ arguments: args });
   const result = await client.callTool({ name: tool, arguments: args });
   await bridge.sendToolResult(result);
-  return { uri, mimeType: contents.mimeType, meta: contents._meta || null, result };
+  return { uri, mimeType: contents.mimeType, meta: contents._meta || null, result, version: client.getNegotiatedProtocolVersion() || null };
 };
 
 // A call the test makes as the model would (no view): to set up data, or to look at what a view changed.
