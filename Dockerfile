@@ -16,7 +16,7 @@
 # address with variables, not with flags after the image name.
 # Behind a reverse proxy or load balancer, name it in MCP_GATEWAY_TRUSTED_PROXIES (an address or network, e.g.
 # -e MCP_GATEWAY_TRUSTED_PROXIES=172.17.0.1) so that its X-Forwarded-For gives the client's address; empty, as
-# set here, forwarded headers are never believed (see the README, "Running several instances").
+# set here, forwarded headers are never believed (see docs/deployment.md).
 #
 # Reproducible: the base image is pinned to a Python patch release, and every dependency to the version in
 # constraints.txt (regenerate with `.venv/bin/python scripts/lock`).

@@ -6,16 +6,17 @@ STAMP := $(VENV)/.installed
 
 TOOLS_STAMP := .tools/.installed
 
-.PHONY: serve test lint typecheck unit mutation clean
+.PHONY: serve test lint typecheck unit docs docs-serve docs-reference mutation clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	# quickjs 1.x ships the same `_quickjs` module as quickjs-ng and would shadow it in an older venv.
 	$(BIN)/python -m pip uninstall --quiet --yes quickjs
-	# The runtime dependencies at the versions the image installs (scripts/lock writes constraints.txt), and the
-	# `semantic` extra, so that the tests of semantic search run (they skip where it is not installed).
-	$(BIN)/python -m pip install --quiet -e '.[dev,semantic]' -c constraints.txt
+	# The runtime dependencies at the versions the image installs (scripts/lock writes constraints.txt), the
+	# `semantic` extra, so that the tests of semantic search run (they skip where it is not installed), and the
+	# `docs` extra, which builds the documentation site (make docs).
+	$(BIN)/python -m pip install --quiet -e '.[dev,semantic,docs]' -c constraints.txt
 	touch $(STAMP)
 
 # Node 22, MCP's conformance suite and Inspector, and oidc-provider, for the protocol and identity-provider tests
@@ -59,7 +60,19 @@ typecheck: $(STAMP)
 unit: $(STAMP) $(TOOLS_STAMP) $(REDIS_STAMP) $(HAPROXY_STAMP) $(BROWSER_STAMP) $(APPS_HOST_STAMP)
 	$(BIN)/pytest --cov --cov-report=term:skip-covered
 
-test: lint typecheck unit
+# The documentation site (properdocs.yml), built in strict mode: a broken link, anchor or navigation entry fails,
+# as does a generated reference page that no longer matches the code (make docs-reference rewrites them).
+docs: $(STAMP)
+	$(BIN)/python -m tests.docs.reference_pages --check
+	$(BIN)/properdocs build --strict
+
+docs-serve: $(STAMP)
+	$(BIN)/properdocs serve
+
+docs-reference: $(STAMP)
+	$(BIN)/python -m tests.docs.reference_pages
+
+test: lint typecheck docs unit
 
 # Mutation testing (mutmut, [tool.mutmut] in pyproject.toml), one module at a time; a score per module. Not part
 # of `test`: it takes tens of minutes. MODULES=gateway.rest picks some; JOBS=2 tests two mutants at once.
@@ -67,4 +80,4 @@ mutation: $(STAMP) $(REDIS_STAMP)
 	scripts/mutation/run --jobs $(or $(JOBS),1) $(MODULES)
 
 clean:
-	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache .coverage mutants
+	rm -rf $(VENV) .site .tools .pytest_cache .mypy_cache .ruff_cache .coverage mutants

@@ -2,12 +2,13 @@
 
 `check_calls(source, functions, arguments)` reads the script's tokens (so a call inside a string, comment, template
 text or regular expression is no call) and finds `api.<module>.<function>(` calls, also written with `?.` or as
-`api["module"]["function"](` with literal names, and the plain keys of an object literal passed first. A call of a
-module or function the script's `api` does not have, or with a key the function takes no argument of, is a
-`CallProblem` naming the closest of the script's own names (`functions`: a caller's view; no other name is ever
-suggested). Anything dynamic is left to run time: computed or escaped names, spreads, a script that binds `api`
-itself, `with` and `eval`, and a function the script also looks at without calling it (`if (api.m.f) ...`: it may
-test before it calls). So a script the check refuses would have failed at those calls.
+`api["module"]["function"](` with literal names, and `call("module.function", {...})` with a literal name, and the
+plain keys of the object literal passed as the arguments. A call of a module or function the script's `api` does not
+have, or with a key the function takes no argument of, is a `CallProblem` naming the closest of the script's own
+names (`functions`: a caller's view; no other name is ever suggested). Anything dynamic is left to run time:
+computed or escaped names, spreads, a script that binds `api` or `call` itself, `with` and `eval`, and a function the
+script also looks at without calling it (`if (api.m.f) ...`: it may test before it calls). So a script the check
+refuses would have failed at those calls.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ class _Call:
     module: str
     function: str
     line: int
+    #: The name as written in `call("module.function", ...)`; empty for `api.module.function(...)`.
+    by_name: str = ""
     #: The plain keys of the first argument when it is an object literal of plain keys only, else None.
     keys: tuple[tuple[str, int], ...] | None
 
@@ -50,7 +53,7 @@ def check_calls(source: str, functions: Sequence[str], arguments: Mapping[str, C
     """The problems of `source`'s static `api` calls, given the script's `functions` ("module.function") and, for
     some of them, the argument names they take (a function absent from `arguments` takes any)."""
     tokens = tokenize(source)
-    if tokens is None or not _api_is_global(tokens):
+    if tokens is None or ("with" in (names := _free_names(tokens))) or "eval" in names:
         return []
     lines = _LineIndex(source)
     modules: dict[str, list[str]] = {}
@@ -59,12 +62,25 @@ def check_calls(source: str, functions: Sequence[str], arguments: Mapping[str, C
         modules.setdefault(module, []).append(function)
     known = frozenset(functions)
     problems: list[CallProblem] = []
-    calls, looked_at = _calls(tokens, lines)
+    calls: list[_Call] = []
+    looked_at: set[str] = set()
+    if _is_global(tokens, "api", _USES):
+        calls, looked_at = _calls(tokens, lines)
+    if _is_global(tokens, "call", frozenset({"("})):
+        calls = sorted([*calls, *_calls_by_name(tokens, lines)], key=lambda call: call.line)
     for call in calls:
-        full = f"{call.module}.{call.function}"
+        full = call.by_name or f"{call.module}.{call.function}"
         if full not in known and (call.module in looked_at or full in looked_at):
             continue  # the script tests whether it exists before calling it
-        if call.module not in modules:
+        if call.by_name and full not in known:
+            if call.module in modules:
+                close = [f"{call.module}.{name}" for name in _closest(call.function, modules[call.module])]
+                close = close or [name for name in functions if name.partition(".")[2] == call.function][:3]
+            else:
+                close = _closest(full, functions)
+            hint = f"; did you mean {', '.join(map(_quoted, close))}?" if close else ""
+            problems.append(_problem(call.line, f"call({_quoted(full)}): there is no function {full!r}{hint}"))
+        elif call.module not in modules:
             close = _closest(call.module, list(modules))
             hint = f"; did you mean {', '.join(f'api.{name}' for name in close)}?" if close else ""
             problems.append(_problem(call.line, f"api has no module {call.module!r}{hint}"))
@@ -83,8 +99,13 @@ def check_calls(source: str, functions: Sequence[str], arguments: Mapping[str, C
                     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
                     listed = ", ".join(taken[:_MAX_LISTED]) + (", …" if len(taken) > _MAX_LISTED else "")
                     its = f" (its arguments: {listed})" if taken else " (it takes no arguments)"
-                    problems.append(_problem(line, f"api.{full} takes no argument {key!r}{hint}{its}"))
+                    shown = f"call({_quoted(full)})" if call.by_name else f"api.{full}"
+                    problems.append(_problem(line, f"{shown} takes no argument {key!r}{hint}{its}"))
     return problems
+
+
+def _quoted(name: str) -> str:
+    return f'"{name}"'
 
 
 def _problem(line: int, message: str) -> CallProblem:
@@ -99,18 +120,25 @@ def _closest(name: str, candidates: Sequence[str]) -> list[str]:
     return close
 
 
-def _api_is_global(tokens: Sequence[Token]) -> bool:
-    """Whether every `api` in the script is the global one, used as `api.` or `api[` (no binding of its own, no
-    `with` or `eval` that could make one)."""
+def _free_names(tokens: Sequence[Token]) -> set[str]:
+    """The names the script uses other than as properties (`x.name`)."""
+    return {
+        token.value for index, token in enumerate(tokens) if token.kind == "name" and not _is_property(tokens, index)
+    }
+
+
+def _is_global(tokens: Sequence[Token], name: str, uses: frozenset[str]) -> bool:
+    """Whether every `name` in the script is the global one: always followed by one of `uses` (so never declared,
+    assigned or taken as a parameter), and never after `function` (a function or method of that name)."""
     for index, token in enumerate(tokens):
-        if token.kind != "name" or _is_property(tokens, index):
+        if token.kind != "name" or token.value != name or _is_property(tokens, index):
             continue
-        if token.value in ("with", "eval"):
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if following is None or following.kind != "punct" or following.value not in uses:
             return False
-        if token.value == "api":
-            following = tokens[index + 1] if index + 1 < len(tokens) else None
-            if following is None or following.kind != "punct" or following.value not in _USES:
-                return False
+        previous = tokens[index - 1] if index else None
+        if previous is not None and previous.kind == "name" and previous.value in ("function", "get", "set", "static"):
+            return False
     return True
 
 
@@ -142,6 +170,28 @@ def _calls(tokens: Sequence[Token], lines: _LineIndex) -> tuple[list[_Call], set
         keys = _keys(tokens, opening + 1, lines)
         found.append(_Call(module=module, function=function, line=lines.line(token.start), keys=keys))
     return found, looked_at
+
+
+def _calls_by_name(tokens: Sequence[Token], lines: _LineIndex) -> list[_Call]:
+    """The `call("module.function", ...)` calls with a plain string literal as the name."""
+    found: list[_Call] = []
+    for index, token in enumerate(tokens):
+        if token.kind != "name" or token.value != "call" or _is_property(tokens, index):
+            continue
+        if not _punct(tokens, index + 1, "(") or index + 2 >= len(tokens):
+            continue
+        name = _string(tokens[index + 2])
+        if name is None:
+            continue
+        if _punct(tokens, index + 3, ","):
+            keys = _keys(tokens, index + 4, lines)
+        elif _punct(tokens, index + 3, ")"):
+            keys = ()
+        else:
+            continue  # `call("a" + b, ...)`: a name made at run time
+        module, _, function = name.partition(".")
+        found.append(_Call(module=module, function=function, line=lines.line(token.start), keys=keys, by_name=name))
+    return found
 
 
 def _punct(tokens: Sequence[Token], index: int, value: str) -> bool:

@@ -1,5 +1,6 @@
 """The MCP side of the gateway: the protocol endpoint over any tool set, its HTTP and stdio transports, JSON-RPC,
-the one bridge into the SDK's internals, resources, prompts, progress and tasks.
+the one bridge into the SDK's internals, resources, prompts, progress, tasks, and what clients declare they can
+do (`capabilities`: MCP Apps).
 
 Nothing here knows the catalog or the REST API: tools arrive as `ToolSpec`s with a handler, and every request is
 answered under the caller policy the transport built for it.

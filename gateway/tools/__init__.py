@@ -1,5 +1,6 @@
 """What the gateway offers agents over the catalog: the fixed tools, promoted functions, run_script, ChatGPT's
-search/fetch, whoami's view of the caller, the catalog as resources and prompts, and how results become content.
+search/fetch, whoami's view of the caller, the catalog as resources and prompts, how results become content, and
+the approval a person gives before a call that changes data runs (`approvals`, `confirmation`).
 
 Every tool answers from the caller policy it is handed and calls the API through the REST dispatcher.
 """

@@ -6,7 +6,7 @@ the person's answer itself (`confirmation`), the canonical hash of the call's ar
 (`secrets.token_urlsafe`), expires after `ttl` seconds and is spent by its first use. Handles live in a
 `TaskStore`, the task store's machinery (SQLite in this process or in a file, Redis when several instances
 serve), under an owner of their own (`approval:<owner>`): its atomic create-within-a-limit keeps a caller within
-`Limits.approvals_pending_per_caller`, and its atomic claim lets exactly one of two racing uses through, on any
+`Limits.approvals_pending_per_caller`, and its atomic take lets exactly one of two racing uses through, on any
 instance. A store that cannot answer is the server's trouble (`UnavailableError`, answered as the task store's
 outage is: JSON-RPC -32000 with `retryAfter`).
 """
@@ -109,7 +109,7 @@ class Approvals:
         """The call waiting under `caller`'s live, unspent `handle` of `kind`; ToolError with `refusal` (what to do)
         when there is none: unknown, expired, used, of another kind, or another caller's, all said alike."""
         record = await self._guarded(lambda: self.store.get(_owner(caller), handle)) if handle else None
-        if record is None or record.get("kind") != kind or record.get("spent"):
+        if record is None or record.get("kind") != kind:
             raise ToolError(_unknown(handle, self.ttl, refusal))
         return Pending(
             handle=handle, kind=kind, function=str(record["function"]), arguments_hash=record.get("arguments_hash")
@@ -117,14 +117,11 @@ class Approvals:
 
     async def spend(self, caller: CallerPolicy, pending: Pending, *, refusal: str) -> None:
         """Spend `pending`'s handle: of uses racing on any instance exactly one gets through; the others get
-        ToolError with `refusal`. A spent handle no longer counts against the caller's limit."""
+        ToolError with `refusal`. A spent handle is gone from the store, and from the caller's count."""
         owner = _owner(caller)
-        record, first = await self._guarded(lambda: self.store.claim(owner, pending.handle))
-        if record is None or not first:
+        # Taken out of the store at once: a late or racing use finds nothing, and it no longer counts.
+        if await self._guarded(lambda: self.store.take(owner, pending.handle)) is None:
             raise ToolError(_unknown(pending.handle, self.ttl, refusal))
-        # Spent: kept until the end of this second so that a late use is refused as used, then gone.
-        spent = {**record, "spent": True}
-        await self._guarded(lambda: self.store.put(owner, pending.handle, spent, expires_at=self._clock() + 1))
 
     async def probe(self) -> str | None:
         """None when the approval store answers now; else which store is unavailable (a readiness check)."""

@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from demo import MEMBER_KEY
 from oauth._authlib import s256_challenge
-from tests.deploy.cluster import Cluster, running_cluster
+from tests.deploy.cluster import HAPROXY_CFG, Cluster, running_cluster
 from tests.oauth.conftest import REDIRECT_URI, Browser, query
 
 pytestmark = pytest.mark.anyio
@@ -160,7 +160,7 @@ async def test_the_balancer_replaces_forwarded_headers_a_client_sends(cluster: C
     assert "203.0.113.9" not in logs
 
 
-def test_the_deployment_files_are_where_the_readme_says() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert "deploy/haproxy.cfg" in readme
-    assert "--trusted-proxy" in readme and "MCP_GATEWAY_TRUSTED_PROXIES" in readme
+def test_the_deployment_files_are_where_the_deployment_page_says() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "deployment.md").read_text()
+    assert "deploy/haproxy.cfg" in page and HAPROXY_CFG.exists()
+    assert "--trusted-proxy" in page and "MCP_GATEWAY_TRUSTED_PROXIES" in page

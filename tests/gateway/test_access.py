@@ -125,7 +125,10 @@ async def test_a_hidden_function_is_unknown_in_the_same_words_as_one_that_does_n
 async def test_scripts_reach_only_the_callers_functions() -> None:
     limits = ScriptLimits(timeout=3.0, max_concurrent=2, slot_wait=0.1)
     app, gateway = make_gateway(access=Access(visible=admins_see_customers), scripts=ScriptConfig(limits=limits))
-    code = "let r; try { await call('customers.list_customers', {}); r = 'reached' } catch (e) { r = e.message }; r"
+    code = (
+        "let r; try { await call(String('customers.list_customers'), {}); r = 'reached' } "
+        "catch (e) { r = e.message }; r"
+    )
     async with gateway.lifespan(), connect(app, MEMBER_KEY) as member, connect(app, ADMIN_KEY) as admin:
         refused = text(await member.call_tool("run_script", {"code": code}))
         reached = text(await admin.call_tool("run_script", {"code": code}))

@@ -163,6 +163,22 @@ def test_arguments_nested_past_the_depth_limit_are_refused_naming_the_limit() ->
     assert oversized({"a": [[[1]]]}, Limits(max_argument_depth=3)) is not None
 
 
+def test_brackets_inside_strings_and_keys_are_no_nesting() -> None:
+    tight = Limits(max_argument_depth=2)
+    assert oversized({"[[[{": ["]]]", '\\"[[[', "{{{\\"], "b": '"[{'}, tight) is None
+    assert oversized({"a": [["x"]]}, tight) is not None
+    assert oversized({"a": [], "b": [{}], "c": {"d": 1}}, tight) is not None
+    assert oversized([{}, [], {"a": []}], Limits(max_argument_depth=3)) is None
+
+
+def test_arguments_nested_deeper_than_the_encoder_can_go_are_refused_as_too_deep() -> None:
+    value: Any = 1
+    for _ in range(100_000):
+        value = [value]
+    refused = oversized({"a": value}, Limits())
+    assert refused is not None and "levels deep" in refused
+
+
 def test_arguments_over_the_size_limit_are_refused_with_their_size_and_the_limit() -> None:
     args = {"text": "é" * 10}  # 20 bytes of UTF-8 in quotes, with its key and braces: 31 bytes of compact JSON
     assert oversized(args, Limits(max_argument_bytes=31)) is None

@@ -35,8 +35,8 @@ pytestmark = pytest.mark.anyio
 URL = "http://localhost/mcp"
 HIDE_CUSTOMERS = Access(hide=("customers.*",))
 LIMITS = ScriptLimits(timeout=5.0, max_concurrent=1, slot_wait=1.0)
-PROBE_HIDDEN = "try { await call('customers.get_customer', {customer_id: 'c'}) } catch (e) { e.message }"
-PROBE_MISSING = "try { await call('customers.get_customerz', {customer_id: 'c'}) } catch (e) { e.message }"
+PROBE_HIDDEN = "try { await call(String('customers.get_customer'), {customer_id: 'c'}) } catch (e) { e.message }"
+PROBE_MISSING = "try { await call(String('customers.get_customerz'), {customer_id: 'c'}) } catch (e) { e.message }"
 #: What each OAuth scope reaches: a token of `orders:read` alone sees no customer.
 SCOPES = {"orders:read": ["orders.list_*", "orders.get_*", "debug.*"], "customers:read": ["customers.*"]}
 

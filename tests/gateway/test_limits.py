@@ -28,6 +28,7 @@ COUNTS = {
     "batch_elements": 1,
     "batch_answer_bytes": 1,
     "scripts_per_caller": 1,
+    "approvals_pending_per_caller": 1,
 }
 
 

@@ -627,6 +627,42 @@ def test_a_script_may_call_a_write_only_where_writes_are_allowed() -> None:
     )
 
 
+def test_a_script_may_not_call_a_function_that_waits_for_approval_even_where_writes_are_allowed() -> None:
+    read, write = shop().function("orders.get_order"), shop().function("orders.create_order")
+    delete = shop().function("customers.delete_customer")
+    rules = ScriptRules(tool="run_script", allow_writes=True)
+    destructive = Policy(shop(), scripts=rules, approval="destructive").of(request())
+    assert destructive.script_refusal(read) is None and destructive.script_refusal(write) is None
+    assert destructive.script_refusal(delete) == (
+        "customers.delete_customer needs a person's approval before it runs, which a script cannot ask for; call it "
+        "with call_function instead, which says how to get that approval"
+    )
+    writes = Policy(shop(), scripts=rules, approval="writes").of(request())
+    assert writes.script_refusal(read) is None
+    assert writes.script_refusal(write) is not None and "approval" in (writes.script_refusal(write) or "")
+
+
+def test_which_functions_wait_for_approval_is_the_policys_answer_for_every_caller() -> None:
+    functions = {function.name: function for function in shop().functions()}
+    for approval, waiting in (
+        ("none", set()),
+        ("destructive", {"customers.delete_customer"}),
+        ("writes", {"customers.delete_customer", "orders.create_order"}),
+    ):
+        policy = Policy(shop(), approval=approval)  # type: ignore[arg-type]
+        assert {name for name, function in functions.items() if policy.needs_approval(function)} == waiting
+        for someone in (request(), request(scopes=["x"]), request(headers={"x-key": "other"})):
+            caller = policy.of(someone)
+            assert {name for name, function in functions.items() if caller.needs_approval(function)} == waiting
+
+
+def test_too_many_calls_waiting_for_approval_are_refused_naming_the_limit() -> None:
+    refusal = Policy(shop(), limits=Limits(approvals_pending_per_caller=3)).of(request()).approvals_pending_refusal(3)
+    assert (refusal.limit, refusal.value) == ("approvals_pending_per_caller", 3)
+    assert "you have 3 calls waiting for a person's approval" in str(refusal)
+    assert "Limits.approvals_pending_per_caller (--approvals-pending-per-caller) is 3" in str(refusal)
+
+
 # Which tools a caller is offered
 
 

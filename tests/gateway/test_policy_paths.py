@@ -327,7 +327,8 @@ PROBES: dict[str, Probe] = {
             c,
             "run_script",
             {
-                "code": "try { await call('customers.get_custome', {}) } catch (e) { JSON.stringify([Object.keys(api),"
+                "code": "try { await call(String('customers.get_custome'), {}) } catch (e) { "
+                "JSON.stringify([Object.keys(api),"
                 " e.message.replace('customers.get_custome', '')]) }"
             },
         ),

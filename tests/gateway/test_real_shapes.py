@@ -1,4 +1,4 @@
-"""The shapes of real FastAPI apps (see `tests.gateway.shapes`), through the README's mount, `serve --app` and
+"""The shapes of real FastAPI apps (see `tests.gateway.shapes`), through the documented mount, `serve --app` and
 `stdio --app`, with the official `mcp` client."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ async def over_http(url: str, headers: dict[str, str] | None = None) -> AsyncIte
 
 @asynccontextmanager
 async def mounted(app: FastAPI, **options: Any) -> AsyncIterator[Client]:
-    """The README's mount, `Gateway(app=app).mount(app, "/mcp")`, served by real uvicorn."""
+    """The documented mount (README.md, docs/mounting.md), `Gateway(app=app).mount(app, "/mcp")`, on real uvicorn."""
     Gateway(app=app, **options).mount(app, "/mcp")
     async with serve_http(app) as url, over_http(url) as client:
         yield client

@@ -260,10 +260,24 @@ async def test_writes_are_refused_when_scripts_are_read_only(shop: tuple[FastAPI
 
 async def test_names_outside_the_catalog_throw(shop: tuple[FastAPI, Gateway]) -> None:
     app, _ = shop
-    code = "try { await call('orders.get_ordr', {order_id: 1}) } catch (e) { return e.message }"
+    code = "try { await call(String('orders.get_ordr'), {order_id: 1}) } catch (e) { return e.message }"
     async with connect(app) as client:
         result = await run_script(client, code)
     assert text(result).startswith("Unknown function 'orders.get_ordr'. Did you mean orders.get_order")
+
+
+async def test_a_literal_name_outside_the_catalog_is_refused_before_anything_runs(
+    shop: tuple[FastAPI, Gateway],
+) -> None:
+    app, _ = shop
+    code = "await api.orders.list_orders({})\nreturn await call('orders.get_ordr', {order_id: 1})"
+    async with connect(app) as client:
+        result = await run_script(client, code)
+    assert result.is_error
+    assert text(result).startswith(
+        "The script was not run: line 2: call(\"orders.get_ordr\"): there is no function 'orders.get_ordr'; "
+        'did you mean "orders.get_order"'
+    )
 
 
 async def test_binary_answers_are_refused_with_a_hint(shop: tuple[FastAPI, Gateway]) -> None:

@@ -137,6 +137,30 @@ class TaskStoreContract:
             assert await one.claim("alice", "missing") == (None, False)
             assert await one.claim("bob", "t") == (None, False)
 
+    async def test_of_racing_takes_exactly_one_gets_the_task_which_is_then_gone_and_uncounted(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            await one.create("alice", "t", {"n": 1}, expires_at=clock.now + HOUR, limit=1)
+            taken: list[dict[str, object] | None] = []
+
+            async def take(store: TaskStore) -> None:
+                taken.append(await store.take("alice", "t"))
+
+            async with anyio.create_task_group() as tg:
+                for index in range(20):
+                    tg.start_soon(take, (one, two)[index % 2])
+            assert [record for record in taken if record is not None] == [{"n": 1}]
+            assert await two.get("alice", "t") is None and await one.ids("alice") == []
+            assert await one.create("alice", "u", {}, expires_at=clock.now + HOUR, limit=1)
+            assert await one.take("bob", "u") is None and await one.take("alice", "missing") is None
+
+    async def test_an_expired_task_cannot_be_taken(self) -> None:
+        clock = self.clock()
+        async with self.stores(clock) as (one, two):
+            await one.create("alice", "t", {}, expires_at=clock.now + self.lifetime, limit=5)
+            await self.let_pass(clock, self.lifetime * 1.5)
+            assert await two.take("alice", "t") is None
+
     async def test_a_put_replaces_the_record_and_its_expiry_and_keeps_the_claim(self) -> None:
         clock = self.clock()
         async with self.stores(clock) as (one, two):

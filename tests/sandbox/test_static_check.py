@@ -51,6 +51,26 @@ def test_every_form_of_a_static_call_is_checked() -> None:
         assert len(problems(source)) == 1, source
 
 
+def test_a_call_by_name_of_an_unknown_function_is_refused_with_the_closest_names() -> None:
+    assert problems("const x = 1\nawait call('shop.get_itme', {id: 1})") == [
+        'line 2: call("shop.get_itme"): there is no function \'shop.get_itme\'; did you mean "shop.get_item"?'
+    ]
+    assert problems('await call("get_item")') == [
+        'line 1: call("get_item"): there is no function \'get_item\'; did you mean "shop.get_item"?'
+    ]
+
+
+def test_a_call_by_name_with_an_unknown_argument_is_refused_with_the_function_s_arguments() -> None:
+    assert problems("await call('shop.get_item', {id: 1, expnad: []})") == [
+        "line 1: call(\"shop.get_item\") takes no argument 'expnad'; did you mean 'expand'? (its arguments: id, expand)"
+    ]
+
+
+def test_calls_by_name_and_through_api_are_checked_together_in_line_order() -> None:
+    source = "await call('orders.get_order', {idd: 1})\nawait api.shop.get_itme()\nawait call('shop.list_items')"
+    assert [message.split(":")[0] for message in problems(source)] == ["line 1", "line 2"]
+
+
 def test_several_problems_are_all_named() -> None:
     found = problems("await api.shop.get_item({idd: 1})\nawait api.nope.x()\nawait api.orders.get_order({id: 1})")
     assert [message.split(":")[0] for message in found] == ["line 1", "line 2"]
@@ -104,7 +124,16 @@ def test_a_call_in_a_string_comment_template_or_regular_expression_is_no_call(so
         "eval('var api = 1'); api.nope.x()",
         "const f = api.shop.get_itme; typeof f",
         "api.nope.x.call(null, {})",
-        "await call('shop.get_itme', {idd: 1})",
+        "await call(name, {idd: 1})",
+        "await call('shop.' + 'get_itme', {idd: 1})",
+        "await call(`shop.get_itme`, {id: 1})",
+        "await call('shop.get_item', {...options, idd: 1})",
+        "const call = (n) => n; call('shop.get_itme')",
+        "function call(n) { return n }\ncall('shop.get_itme')",
+        "const {call} = helpers; await call('shop.get_itme', {})",
+        "[1].map(call => call('shop.get_itme'))",
+        "helpers.call('shop.get_itme', {idd: 1})",
+        "with (scope) { call('shop.get_itme') }",
         "await api.shop.get_item({id: 1}, {idd: 2})",
         "if (api.shop.get_itme) await api.shop.get_itme({id: 1})",
         "typeof api.shops === 'object' && await api.shops.list_items()",

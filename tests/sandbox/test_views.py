@@ -186,11 +186,16 @@ async def test_calling_a_hidden_function_throws_what_calling_a_name_that_never_e
 async def test_a_misspelt_hidden_name_is_offered_no_suggestion_that_names_a_hidden_function(
     catalog: Sandbox,
 ) -> None:
-    source = "try { await call('customers.delete_custome', {}) } catch (error) { return error.message }"
+    name = "const name = ['customers', 'delete_custome'].join('.')\n"  # made at run time: not checked before
+    source = name + "try { await call(name, {}) } catch (error) { return error.message }"
     shown = await catalog.run(source, Host())
     hidden = await catalog.run(source, Host(), functions=VISIBLE)
     assert "Did you mean customers.delete_customer, " in shown.value  # what the hint would leak
     assert hidden.value == "Unknown function 'customers.delete_custome'. Call only the catalog's functions."
+    literal = "await call('customers.delete_custome', {})"
+    refused = await catalog.run(literal, Host(), functions=VISIBLE)
+    assert refused.failure is not None and refused.failure.kind == "refused"
+    assert "delete_customer" not in refused.failure.message
 
 
 async def test_a_worker_that_ignores_its_view_still_cannot_call_a_hidden_function(

@@ -3,7 +3,8 @@
 Each task belongs to an owner (the caller policy's `owner`: identity and grant) and expires with its ttl. The
 store keeps a per-owner index, so counting and listing an owner's live tasks is one query, and creating a task
 within an owner's limit is atomic across instances. `claim` makes the move to a terminal status atomic: of a
-cancel and the call's own end (on this or another instance), exactly one wins. Implementations: `SqliteTaskStore`
+cancel and the call's own end (on this or another instance), exactly one wins; `take` removes a record atomically,
+so of two takes exactly one gets it (approval handles are spent so). Implementations: `SqliteTaskStore`
 (in memory, the default for one process, or one file several processes on a host share) and `RedisTaskStore`
 (several instances behind a load balancer). `open_task_store(url)` picks one.
 """
@@ -76,6 +77,10 @@ class TaskStore(Protocol):
 
     async def ids(self, owner: str) -> list[str]:
         """The ids of the owner's live tasks, newest first."""
+
+    async def take(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        """Remove the live task and return it; None when there is none (missing, expired, another owner's, or
+        taken already). Atomic: of concurrent takes on any instance, exactly one gets it."""
 
     async def aclose(self) -> None:
         """Release connections; the store is not used afterwards."""
@@ -210,6 +215,20 @@ class SqliteTaskStore:
         )
         return [row[0] for row in rows]
 
+    async def take(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        """See `TaskStore.take`: one DELETE ... RETURNING, atomic across processes."""
+        now = self._clock()
+
+        def work(db: sqlite3.Connection) -> list[Any]:
+            with transaction(db):
+                return db.execute(
+                    "DELETE FROM gateway_tasks WHERE owner = ? AND task_id = ? AND expires_at > ? RETURNING record",
+                    (owner, task_id, now),
+                ).fetchall()
+
+        rows = await self._in_thread(work)
+        return _load(rows[0][0]) if rows else None
+
     async def aclose(self) -> None:
         """See `TaskStore.aclose`: after any statement running in a worker thread, never during one (a SQLite
         connection closed under a running statement takes the process down)."""
@@ -234,6 +253,14 @@ redis.call('ZADD', index, expires_ms, ARGV[5])
 local left = redis.call('PTTL', index)
 if left < 0 or now + left < expires_ms then redis.call('PEXPIREAT', index, expires_ms) end
 return 1
+"""
+# The task, its claim and its place in the index go at once; the task's text is the answer (nil: none to take).
+_TAKE = """
+local text = redis.call('GET', KEYS[2])
+if not text then return false end
+redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('ZREM', KEYS[1], ARGV[1])
+return text
 """
 # The task's creation time stays; the index lives as long as its longest-lived task.
 _PUT = """
@@ -260,6 +287,7 @@ class RedisTaskStore:
         self._clock = clock or time.time
         self._create = client.register_script(_CREATE)
         self._put = client.register_script(_PUT)
+        self._take = client.register_script(_TAKE)
 
     @classmethod
     def from_url(cls, url: str, *, prefix: str = "mcp-gateway:", clock: Clock | None = None) -> RedisTaskStore:
@@ -336,6 +364,14 @@ class RedisTaskStore:
         found = [(_load(text)["created"], member) for member, text in zip(members, texts, strict=True) if text]
         return [member for _, member in sorted(found, reverse=True)]
 
+    async def take(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        """See `TaskStore.take`: one script, atomic on the server."""
+        key = self._key(owner, task_id)
+        text = await self._call(
+            "take a task", self._take(keys=[self._index(owner), key, f"{key}:claim"], args=[task_id])
+        )
+        return _load(text)["record"] if text is not None else None
+
     async def aclose(self) -> None:
         """See `TaskStore.aclose`."""
         await self.client.aclose()
@@ -384,6 +420,10 @@ class WatchedTaskStore:
     async def ids(self, owner: str) -> list[str]:
         """See `TaskStore.ids`."""
         return await self._watched(lambda: self.store.ids(owner))
+
+    async def take(self, owner: str, task_id: str) -> dict[str, Any] | None:
+        """See `TaskStore.take`."""
+        return await self._watched(lambda: self.store.take(owner, task_id))
 
     async def aclose(self) -> None:
         """See `TaskStore.aclose`."""
