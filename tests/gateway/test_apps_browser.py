@@ -215,6 +215,7 @@ def test_one_object_is_a_detail_in_its_promoted_tools_own_view(observed: dict[st
     assert seen["uri"] == "ui://views/orders.get_order"
     assert seen["fields"][:3] == ["id", "customer_id", "status"]
     assert {"line1", "city", "country"} <= set(seen["nested"])  # the shipping address, as a nested detail
+    assert seen["lines"][:2] == ["product_id", "product_name"] and seen["lineRows"] >= 1  # its lines, as a table
 
 
 def test_a_host_whose_client_uses_the_initialize_handshake_shows_views_too(observed: dict[str, Any]) -> None:

@@ -429,6 +429,8 @@
       var item = value[name];
       if (item !== null && typeof item === "object" && !Array.isArray(item) && depth < 2) {
         dd.appendChild(detail(item, depth + 1));
+      } else if (Array.isArray(item) && item.length && item.every(isRecord) && depth < 2) {
+        dd.appendChild(lines(item));
       } else if (item === null || item === undefined) {
         dd.className = "empty";
         dd.textContent = "—";
@@ -438,6 +440,41 @@
       list.appendChild(dd);
     });
     return list;
+  }
+
+  function isRecord(value) {
+    return value !== null && typeof value === "object" && !Array.isArray(value);
+  }
+
+  function lines(rows) {
+    // A list inside one object (an order's lines): a small table of its first rows, columns from their keys.
+    var columns = [];
+    rows.slice(0, 50).forEach(function (row) {
+      Object.keys(row).forEach(function (name) {
+        if (columns.indexOf(name) < 0 && columns.length < 12) columns.push(name);
+      });
+    });
+    var grid = el("table", "rows lines");
+    var line = el("tr");
+    columns.forEach(function (name) {
+      line.appendChild(el("th", "", name));
+    });
+    var head = el("thead");
+    head.appendChild(line);
+    grid.appendChild(head);
+    var body = el("tbody");
+    rows.slice(0, 50).forEach(function (row) {
+      var tr = el("tr");
+      columns.forEach(function (name) {
+        tr.appendChild(cell(row[name]));
+      });
+      body.appendChild(tr);
+    });
+    grid.appendChild(body);
+    var box = el("div");
+    box.appendChild(grid);
+    if (rows.length > 50) box.appendChild(el("p", "note", "… and " + (rows.length - 50) + " more"));
+    return box;
   }
 
   // The approval form -------------------------------------------------------------------------------------------

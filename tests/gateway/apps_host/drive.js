@@ -74,6 +74,8 @@ const SCENARIOS = {
     seen.title = await frame.$eval("header h1", (node) => node.textContent);
     seen.fields = await frame.$$eval("main > dl.detail > dt", (nodes) => nodes.map((node) => node.textContent));
     seen.nested = await frame.$$eval("main > dl.detail dl.detail > dt", (nodes) => nodes.map((node) => node.textContent));
+    seen.lines = await frame.$$eval("table.lines thead th", (cells) => cells.map((cell) => cell.textContent));
+    seen.lineRows = await frame.$$eval("table.lines tbody tr", (rows) => rows.length);
     await page.screenshot({ path: `${artifacts}/apps-detail.png`, fullPage: true });
   },
 
