@@ -29,6 +29,12 @@ BROWSER_STAMP := .tools/browser/.installed
 $(BROWSER_STAMP): scripts/install-browser
 	scripts/install-browser
 
+# The MCP Apps test host's npm packages (the official AppBridge and TypeScript client, esbuild), for the views'
+# browser tests (scripts/install-apps-host).
+APPS_HOST_STAMP := .tools/apps-host/.installed
+$(APPS_HOST_STAMP): scripts/install-apps-host
+	scripts/install-apps-host
+
 # redis-server for the OAuth token-store tests (they start their own on a free port; no service runs).
 REDIS_STAMP := .tools/.redis-installed
 $(REDIS_STAMP): scripts/install-redis
@@ -51,7 +57,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) $(TOOLS_STAMP) $(REDIS_STAMP) $(HAPROXY_STAMP) $(BROWSER_STAMP)
+unit: $(STAMP) $(TOOLS_STAMP) $(REDIS_STAMP) $(HAPROXY_STAMP) $(BROWSER_STAMP) $(APPS_HOST_STAMP)
 	$(BIN)/pytest --cov --cov-report=term:skip-covered
 
 # The documentation site (properdocs.yml), built in strict mode: a broken link, anchor or navigation entry fails,

@@ -149,15 +149,31 @@ class Function:
         schema["additionalProperties"] = False
         return self._space.standalone(schema, names)
 
+    def result_schema(self, *, capped: bool = True) -> JSONSchema | None:
+        """The JSON Schema 2020-12 of the success response whatever its type (an array, say), standalone (its
+        `$defs` inside); None when the document gives none. SchemaTooLargeError past the node cap, unless `capped`
+        is False."""
+        schema = self._result_schema
+        if schema is not None and capped:
+            check_size(schema, max_nodes=self._max_nodes, what=f"{self.name!r}'s result")
+        return schema
+
     @cached_property
-    def _output_schema(self) -> JSONSchema | None:
+    def _result_schema(self) -> JSONSchema | None:
         if self.composite is not None:
             return self.composite.output_schema
         if self.return_schema is None or self._space is None:
             return None
         converted, refs = self._space.convert(self.return_schema)
-        schema = self._space.standalone(converted, refs)
-        check_size(schema, max_nodes=self._max_nodes, what=f"{self.name!r}'s result")
+        return self._space.standalone(converted, refs)
+
+    @cached_property
+    def _output_schema(self) -> JSONSchema | None:
+        if self.composite is not None:
+            return self.composite.output_schema
+        schema = self.result_schema()
+        if schema is None:
+            return None
         target = schema
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):

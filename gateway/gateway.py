@@ -206,6 +206,7 @@ class Gateway:
             extra=[*extra, *config.additions.tools],
             scripts=self.scripts is not None,
             ranking=output.ranking,
+            apps=output.apps,
             confirmation=Confirmation(self.approvals, self.dispatcher) if self.approvals is not None else None,
             needs_approval=self.policy.needs_approval,
         )
@@ -224,6 +225,7 @@ class Gateway:
             reference=self._reference_text if self.reference_path is not None else None,
             # A document of the whole catalog, for CI: not served where callers see different functions.
             snapshot=self._snapshot_text if not self.policy.visibility.active else None,
+            views=self.toolset.views,
         )
         self.prompts = gateway_prompts(
             self.catalog, name=self.name, scripts=self.scripts is not None, operator=config.additions.prompts

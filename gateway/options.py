@@ -216,8 +216,9 @@ class Output:
     API, before the generated one), the most bytes of text one tool answer holds, JSON results as compact tables
     where that is 20% shorter, the fields whoami shows (dotted paths; default: all but credentials), the seconds
     between "still working" progress notifications, where the reference page is served (None: /reference
-    with ChatGPT's catalog search/fetch, else nowhere; '' for nowhere), and whether search reranks its hits with
-    sentence embeddings where the `semantic` extra is installed (`semantic_search`; False: lexical only)."""
+    with ChatGPT's catalog search/fetch, else nowhere; '' for nowhere), whether search reranks its hits with
+    sentence embeddings where the `semantic` extra is installed (`semantic_search`; False: lexical only), and
+    whether clients that render MCP Apps views get them (`apps`; see docs/apps.md)."""
 
     name: str | None = field(default=None, metadata=cli("server name shown to clients"))
     version: str | None = field(default=None, metadata=cli("server version shown to clients", name="server-version"))
@@ -259,6 +260,14 @@ class Output:
         ),
     )
 
+    apps: bool = field(
+        default=True,
+        metadata=cli(
+            "show results as tables, details and approval forms in clients that render MCP Apps views "
+            "(--no-apps: text only, for every client)"
+        ),
+    )
+
     @property
     def ranking(self) -> Ranking:
         """How search ranks: with the `semantic` extra where installed, unless `semantic_search` is False."""
@@ -267,6 +276,8 @@ class Output:
     def __post_init__(self) -> None:
         if not isinstance(self.semantic_search, bool):
             raise ConfigError(f"semantic_search must be True or False, got {self.semantic_search!r}")
+        if not isinstance(self.apps, bool):
+            raise ConfigError(f"apps must be True or False, got {self.apps!r}")
         if self.whoami_fields is not None:
             object.__setattr__(self, "whoami_fields", _strings("whoami_fields", self.whoami_fields))
         if isinstance(self.max_output_bytes, bool) or not isinstance(self.max_output_bytes, int):

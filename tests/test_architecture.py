@@ -106,6 +106,7 @@ LAYERS = {
     "gateway.mcp": {"gateway.tools", "gateway.rest", "gateway.reference"},
     "gateway.snapshot": {"gateway.tools", "gateway.rest"},
     "gateway.tools": {"gateway.snapshot"},
+    "gateway.apps": {"gateway.tools", "gateway.rest", "gateway.snapshot"},
 }
 ABOVE_ALL = {"gateway.gateway", "gateway.options", "gateway.cli"}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import jsonschema
@@ -142,15 +142,18 @@ class McpEndpoint:
         extra: dict[str, Any] = {}
         if self.policy.visibility.active:
             server_class, extra = _sdk.PerRequestInstructions, {"choose": self._instructions_now}
+        handlers = {
+            "on_list_tools": self._on_list_tools,
+            "on_call_tool": self._on_call_tool,
+            **resource_prompt_handlers(self.resources, self.prompts, self.caller_of),
+        }
         return server_class(  # type: ignore[no-any-return]
             self.name,
             version=self.version,
             instructions=self.instructions,
-            on_list_tools=self._on_list_tools,
-            on_call_tool=self._on_call_tool,
             # Lets the 2026-07-28 Mcp-Param-* header check find a schema without running tools/list per call.
             get_tool_input_schema=self._input_schema,
-            **resource_prompt_handlers(self.resources, self.prompts, self.caller_of),
+            **{name: _declaring(handler) for name, handler in handlers.items()},
             **extra,
         )
 
@@ -173,6 +176,13 @@ class McpEndpoint:
         from gateway.mcp.wire import wire_tool
 
         return [wire_tool(spec) for spec in self._specs.values()]
+
+    @functools.cached_property
+    def _wire_app_tools(self) -> list[types.Tool]:
+        """The tools as a client that renders MCP Apps views sees them: with each one's `_meta.ui`."""
+        from gateway.mcp.wire import wire_tool
+
+        return [wire_tool(spec, apps=True) for spec in self._specs.values()]
 
     def tools(self) -> tuple[ToolSpec, ...]:
         """The tools in the order tools/list shows them."""
@@ -290,14 +300,16 @@ class McpEndpoint:
     ) -> types.ListToolsResult:
         import mcp_types as types
 
+        ui = client_supports_ui(ctx.session.client_capabilities)
+        tools = self._wire_app_tools if ui else self._wire_tools
         hidden: frozenset[str] = frozenset()
         if self.policy.varies:
             hidden = await self.caller_of(ctx).hidden_tools()
-        if not client_supports_ui(ctx.session.client_capabilities):
+        if not ui:
             hidden |= self._app_only
         if hidden:
-            return types.ListToolsResult(tools=[tool for tool in self._wire_tools if tool.name not in hidden])
-        return types.ListToolsResult(tools=self._wire_tools)
+            return types.ListToolsResult(tools=[tool for tool in tools if tool.name not in hidden])
+        return types.ListToolsResult(tools=tools)
 
     @functools.cached_property
     def _app_only(self) -> frozenset[str]:
@@ -344,6 +356,21 @@ class McpEndpoint:
             raise MCPError(code=_SERVER_ERROR, message=str(error), data={"retryAfter": error.retry_after}) from error
         finally:
             renders_ui.reset(token)
+
+
+def _declaring(handler: Callable[[Any, Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
+    """`handler` (an SDK request handler) run knowing whether its client renders MCP Apps (`renders_ui`), as its
+    connection declared: over stdio in the initialize handshake, at 2026-07-28 in the request's own envelope."""
+
+    @functools.wraps(handler)
+    async def handle(ctx: Any, params: Any) -> Any:
+        token = renders_ui.set(client_supports_ui(ctx.session.client_capabilities))
+        try:
+            return await handler(ctx, params)
+        finally:
+            renders_ui.reset(token)
+
+    return handle
 
 
 def _contract_violation(spec: ToolSpec, result: object) -> str | None:

@@ -29,7 +29,7 @@ from starlette.types import Message, Receive, Scope, Send
 from gateway.errors import ConfigError, CredentialError, UnavailableError
 from gateway.limits import option_name
 from gateway.mcp import _sdk
-from gateway.mcp.capabilities import client_supports_ui
+from gateway.mcp.capabilities import client_supports_ui, declared_in_session, ui_session, ui_session_id
 from gateway.mcp.jsonrpc import BATCH_VERSIONS, Envelope, batch_refusal, envelope_of, invalid_request, too_large
 from gateway.mcp.security import LOOPBACK_HOSTS, LOOPBACK_ORIGINS, TransportSecurity
 from gateway.mcp.wire import call_result
@@ -227,8 +227,10 @@ _SINGLE_EXCHANGE_METHODS: Final = frozenset({"tools/call", "tools/list"})
 class StreamableHttpApp:
     """ASGI app serving one `McpEndpoint` over MCP streamable HTTP; build it with `McpEndpoint.http_app()`.
 
-    Stateless (no `Mcp-Session-Id`), answers application/json (never SSE), POST only: GET and DELETE get 405,
-    as MCP 2025-11-25 allows a server that offers no SSE stream and no session. Every protocol version the SDK
+    Stateless, answers application/json (never SSE), POST only: GET and DELETE get 405, as MCP 2025-11-25 allows a
+    server that offers no SSE stream and no session. The one `Mcp-Session-Id` it gives, to an initialize that
+    declares MCP Apps, records nothing on the server: the id itself says so (gateway.mcp.capabilities). Every
+    protocol version the SDK
     knows is served: a request whose `MCP-Protocol-Version` header names 2026-07-28 takes the SDK's
     single-exchange entry, any other the initialize-handshake path.
 
@@ -314,9 +316,12 @@ class StreamableHttpApp:
         # The caller policy, built once for the request: every path of it asks this one.
         caller = self.endpoint.policy.of(info)
         token = serving.set(caller)
+        # What the client declared at initialize, said again by the session id it was given (gateway.mcp.capabilities).
+        declared = declared_in_session.set(ui_session(headers.get("mcp-session-id")))
         try:
             await self._serve_mcp({**scope, _REQUEST_INFO: info, _CALLER: caller}, receive, send, headers)
         finally:
+            declared_in_session.reset(declared)
             serving.reset(token)
 
     async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send, headers: Mapping[str, str]) -> None:
@@ -364,6 +369,8 @@ class StreamableHttpApp:
                 if isinstance(envelope, JSONRPCError):
                     await _answer(send, 400, _encoded(envelope))
                     return
+                if envelope.method == "initialize" and _declares_ui(envelope):
+                    send = _with_session(send, ui_session_id())
                 if self.single_exchange and _wants_progress(envelope, headers):
                     # A progress token asks for notifications before the answer: only an SSE response carries
                     # them, so the SDK's manager answers this one as a stream.
@@ -424,7 +431,9 @@ class StreamableHttpApp:
             and _sdk.lean_calls_allowed(self.endpoint.server)
         ):
             try:
-                result = await self.endpoint.answer_call(name, arguments or {}, scope[_CALLER])
+                result = await self.endpoint.answer_call(
+                    name, arguments or {}, scope[_CALLER], ui=client_supports_ui(None)
+                )
             except Exception as error:  # boundary: as the SDK's kernel maps a handler's failure
                 return _encoded(_sdk.error_answer(request_id, envelope.method, error))
             # The SDK encodes with pydantic, which writes NaN and infinities as null.
@@ -504,6 +513,25 @@ def _scopes_needed(body: bytes, caller: CallerPolicy) -> tuple[str, ...] | None:
         return None
     arguments = params.get("arguments")
     return caller.scopes_for_call(name, arguments if isinstance(arguments, dict) else {})
+
+
+def _declares_ui(envelope: Envelope) -> bool:
+    """Whether an initialize request's capabilities declare MCP Apps."""
+    params = envelope.params or {}
+    return isinstance(params, Mapping) and client_supports_ui(params.get("capabilities"))
+
+
+def _with_session(send: Send, session_id: str) -> Send:
+    """`send` that adds `Mcp-Session-Id: session_id` to the response (MCP 2025-11-25 transports: a server MAY
+    assign a session id in the response that carries the InitializeResult; the client sends it back each time)."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = [*message.get("headers", ()), (b"mcp-session-id", session_id.encode("ascii"))]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
 
 
 _UNPARSED: Final = object()

@@ -1,7 +1,8 @@
 """MCP resources an endpoint serves read-only: fixed resources and URI templates, listed in pages, read by URI.
 
 `Resource` is one fixed URI; `ResourceTemplate` a family of URIs (`catalog://functions/{name}`, RFC 6570 simple
-expansions only), each variable with the candidates completion/complete offers. `ResourceSet` holds both: it
+expansions only), each variable with the candidates completion/complete offers. Either may be `offered` only to
+some clients (MCP Apps views to clients that render them): to the others it does not exist. `ResourceSet` holds both: it
 lists every fixed resource and every instance a template names (`ResourceTemplate.entries`), reads a URI by exact
 match first and then by template, and raises `RequestError` (JSON-RPC -32602, the URI in `data`, SEP-2164) for a
 URI it does not serve. No MCP SDK types in here: `gateway.mcp.endpoint` turns these into the wire shapes.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 from urllib.parse import quote, unquote
 
 from gateway.errors import ConfigError, RequestError
@@ -45,6 +46,7 @@ class ResourceContents:
     mime_type: str
     text: str | None = None
     blob: bytes | None = None
+    meta: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if (self.text is None) == (self.blob is None):
@@ -67,11 +69,18 @@ def _check_uri(uri: str) -> None:
         raise ConfigError(f"resource URI {uri!r} is not a URI (scheme://path, no spaces), e.g. 'catalog://overview'")
 
 
+#: Whether the client of the request being served is offered a resource (None: every client is).
+Offered = Callable[[], bool] | None
+
+
 @dataclass(frozen=True, kw_only=True)
 class Resource(ResourceEntry):
-    """A fixed resource: `read(caller)` gives its text (str) or bytes, as the caller may see it."""
+    """A fixed resource: `read(caller)` gives its text (str) or bytes, as the caller may see it; `meta` is its
+    contents' `_meta`."""
 
     read: Callable[[CallerPolicy], Awaitable[str | bytes]] = field(repr=False)
+    offered: Offered = field(default=None, repr=False)
+    meta: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         _check_uri(self.uri)
@@ -94,6 +103,8 @@ class ResourceTemplate:
     read: Callable[[Mapping[str, str], CallerPolicy], Awaitable[str | bytes]] = field(repr=False)
     complete: Mapping[str, Callable[[CallerPolicy], Sequence[str]]] = field(default_factory=dict, repr=False)
     entries: Callable[[CallerPolicy], Sequence[ResourceEntry]] | None = field(default=None, repr=False)
+    offered: Offered = field(default=None, repr=False)
+    meta: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         variables = self.variables
@@ -161,17 +172,17 @@ class ResourceSet:
         self.page_size = page_size
 
     def resources(self) -> tuple[Resource, ...]:
-        """The fixed resources, in order."""
-        return tuple(self._resources.values())
+        """The fixed resources offered to the client of the request being served, in order."""
+        return tuple(resource for resource in self._resources.values() if _offered(resource.offered))
 
     def templates(self) -> tuple[ResourceTemplate, ...]:
-        """The resource templates, in order."""
-        return tuple(self._templates.values())
+        """The resource templates offered to the client of the request being served, in order."""
+        return tuple(template for template in self._templates.values() if _offered(template.offered))
 
     def entries(self, caller: CallerPolicy) -> tuple[ResourceEntry, ...]:
         """Everything resources/list shows `caller`, in order: the fixed resources, then each template's instances."""
-        listed: list[ResourceEntry] = list(self._resources.values())
-        for template in self._templates.values():
+        listed: list[ResourceEntry] = list(self.resources())
+        for template in self.templates():
             if template.entries is not None:
                 listed.extend(template.entries(caller))
         return tuple(listed)
@@ -189,17 +200,17 @@ class ResourceSet:
         """The contents of `uri` for `caller`: a fixed resource, else the first template that names it;
         RequestError if none."""
         resource = self._resources.get(uri)
-        if resource is not None:
-            return _contents(uri, resource.mime_type, await resource.read(caller))
-        for template in self._templates.values():
+        if resource is not None and _offered(resource.offered):
+            return _contents(uri, resource.mime_type, await resource.read(caller), resource.meta)
+        for template in self.templates():
             values = template.match(uri)
             if values is not None:
                 try:
                     body = await template.read(values, caller)
                 except RequestError as error:
                     raise RequestError(str(error), data={"uri": uri, **error.data}) from None
-                return _contents(uri, template.mime_type, body)
-        served = ", ".join([*self._resources, *self._templates][:8])
+                return _contents(uri, template.mime_type, body, template.meta)
+        served = ", ".join([*(r.uri for r in self.resources()), *(t.uri_template for t in self.templates())][:8])
         raise RequestError(
             f"resource {uri!r} not found; this server serves {served or 'no resources'} "
             "(resources/list and resources/templates/list show them all)",
@@ -213,8 +224,8 @@ class ResourceSet:
         candidates completes to nothing.
         """
         template = self._templates.get(uri_template)
-        if template is None:
-            listed = ", ".join(self._templates) or "none"
+        if template is None or not _offered(template.offered):
+            listed = ", ".join(t.uri_template for t in self.templates()) or "none"
             raise RequestError(
                 f"no resource template {uri_template!r}; the templates are {listed}", data={"uri": uri_template}
             )
@@ -228,7 +239,11 @@ class ResourceSet:
         return complete(candidates(caller) if candidates is not None else (), value)
 
 
-def _contents(uri: str, mime_type: str, body: str | bytes) -> ResourceContents:
+def _offered(offered: Offered) -> bool:
+    return offered is None or offered()
+
+
+def _contents(uri: str, mime_type: str, body: str | bytes, meta: Mapping[str, Any] | None) -> ResourceContents:
     if isinstance(body, bytes):
-        return ResourceContents(uri=uri, mime_type=mime_type, blob=body)
-    return ResourceContents(uri=uri, mime_type=mime_type, text=body)
+        return ResourceContents(uri=uri, mime_type=mime_type, blob=body, meta=meta)
+    return ResourceContents(uri=uri, mime_type=mime_type, text=body, meta=meta)

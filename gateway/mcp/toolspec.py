@@ -60,7 +60,8 @@ class ToolSpec:
     `input_schema` and `output_schema` are JSON Schema 2020-12 objects with `type: object` at the root; they
     are treated as immutable once given. A tool with an `output_schema` must answer every successful call
     with `structured` content (MCP 2025-06-18 server/tools: structured content MUST conform to it). `meta` is the
-    tool's `_meta` (e.g. MCP Apps' `{"ui": {"visibility": ["app"]}}` for a tool only an app may call).
+    tool's `_meta`, shown only to clients that render MCP Apps: `{"ui": {"resourceUri": "ui://..."}}` links the view
+    a host renders its results in, `{"ui": {"visibility": ["app"]}}` marks a tool only an app may call.
     """
 
     name: str
@@ -94,6 +95,10 @@ class ToolSpec:
         _check_schema(self.name, "input_schema", self.input_schema)
         if self.output_schema is not None:
             _check_schema(self.name, "output_schema", self.output_schema)
+        ui = self.meta.get("ui") if self.meta is not None else None
+        if isinstance(ui, Mapping) and not str(ui.get("resourceUri", "ui://")).startswith("ui://"):
+            # MCP Apps: a view is a ui:// resource; hosts render nothing else.
+            raise ConfigError(f"tool {self.name!r}: _meta.ui.resourceUri must be ui://..., got {ui['resourceUri']!r}")
 
 
 @dataclass(frozen=True, kw_only=True)

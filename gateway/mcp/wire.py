@@ -180,10 +180,11 @@ def _wire_template(template: ResourceTemplate) -> types.ResourceTemplate:
 
 
 def _wire_contents(contents: ResourceContents) -> types.TextResourceContents | types.BlobResourceContents:
+    meta: dict[str, Any] = {"_meta": dict(contents.meta)} if contents.meta else {}
     if contents.text is not None:
-        return types.TextResourceContents(uri=contents.uri, mime_type=contents.mime_type, text=contents.text)
+        return types.TextResourceContents(uri=contents.uri, mime_type=contents.mime_type, text=contents.text, **meta)
     blob = base64.b64encode(contents.blob or b"").decode()
-    return types.BlobResourceContents(uri=contents.uri, mime_type=contents.mime_type, blob=blob)
+    return types.BlobResourceContents(uri=contents.uri, mime_type=contents.mime_type, blob=blob, **meta)
 
 
 def _wire_prompt(prompt: Prompt) -> types.Prompt:
@@ -216,6 +217,8 @@ def call_result(result: ToolResult) -> dict[str, Any]:
     wire["isError"] = result.is_error
     if result.structured is not None:
         wire["structuredContent"] = result.structured
+    if result.meta:
+        wire["_meta"] = dict(result.meta)
     return wire
 
 
@@ -224,10 +227,12 @@ def wire_result(result: ToolResult) -> types.CallToolResult:
     return types.CallToolResult.model_validate(call_result(result))
 
 
-def wire_tool(spec: ToolSpec) -> types.Tool:
+def wire_tool(spec: ToolSpec, *, apps: bool = False) -> types.Tool:
     """One tool as tools/list shows it; the title goes in both places: `title` from 2025-06-18 on,
-    `annotations.title` for 2025-03-26 clients."""
+    `annotations.title` for 2025-03-26 clients. With `apps` (a client that renders MCP Apps), its `_meta`."""
+    meta: dict[str, Any] = {"_meta": dict(spec.meta)} if apps and spec.meta else {}
     return types.Tool(
+        **meta,
         name=spec.name,
         title=spec.title,
         description=spec.description,
@@ -240,7 +245,6 @@ def wire_tool(spec: ToolSpec) -> types.Tool:
             idempotent_hint=spec.idempotent,
             open_world_hint=spec.open_world,
         ),
-        _meta=dict(spec.meta) if spec.meta is not None else None,
     )
 
 

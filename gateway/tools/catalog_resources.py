@@ -39,6 +39,7 @@ from gateway.tools.toolset import _MAX_MODULES_IN_INSTRUCTIONS, declared, descri
 
 if TYPE_CHECKING:
     from catalog.model import Catalog
+    from gateway.apps import AppViews
 
 __all__ = [
     "FUNCTION_TEMPLATE",
@@ -83,8 +84,10 @@ def catalog_resources(
     max_output_bytes: int,
     reference: Document | None = None,
     snapshot: Document | None = None,
+    views: AppViews | None = None,
 ) -> ResourceSet:
-    """The catalog's resources: overview, `reference` page and `snapshot` (when given), modules, functions, terms.
+    """The catalog's resources: overview, `reference` page and `snapshot` (when given), modules, functions, terms,
+    and the functions' MCP Apps `views` (when given; offered to clients that render them).
 
     Each is read from the caller's own view; `name` is the server's, for titles when the API has none. Texts an
     agent reads are cut to `max_output_bytes` as the tools cut them; the snapshot (JSON) and the reference page
@@ -261,6 +264,9 @@ def catalog_resources(
             complete={"module": lambda caller: [item.name for item in caller.catalog.modules]},
         ),
     ]
+    if views is not None:
+        fixed.extend(views.resources())
+        templates.extend(views.templates())
     return ResourceSet(fixed, templates)
 
 

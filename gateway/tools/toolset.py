@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -16,7 +17,9 @@ from catalog.search import MAX_QUERY_CHARS, Ranking, search
 from catalog.suggestions import unknown_function
 from catalog.typescript import declarations
 from gateway._quick_check import Check, quick_check
+from gateway.apps import AppViews
 from gateway.errors import ConfigError, ToolError
+from gateway.mcp.capabilities import renders_ui
 from gateway.mcp.toolspec import TextContent, ToolResult, ToolSpec, validator_for
 from gateway.policy import CallerPolicy
 from gateway.requests import RestContext
@@ -209,6 +212,15 @@ def _output_schema(function: Function) -> dict[str, Any] | None:
     return schema
 
 
+def _linked(spec: ToolSpec, ui: dict[str, Any] | None) -> ToolSpec:
+    """`spec` with `_meta.ui` linking its view (MCP Apps), when it has one."""
+    if ui is None:
+        return spec
+    meta = dict(spec.meta or {})
+    meta["ui"] = {**dict(meta.get("ui") or {}), **ui}
+    return replace(spec, meta=meta)
+
+
 def instructions_for(catalog: Catalog, operator: str) -> str:
     """The server instructions: the operator's paragraph, then the modules and how to use the tools."""
     count = len(catalog.functions())
@@ -251,6 +263,7 @@ class ToolSet:
         whoami_fields: Sequence[str] | None = None,
         scripts: bool = False,
         ranking: Ranking | None = None,
+        apps: bool = False,
         confirmation: Confirmation | None = None,
         needs_approval: Callable[[Function], bool] | None = None,
     ) -> None:
@@ -312,6 +325,12 @@ class ToolSet:
             approve = confirmation.approve
             self._runners[APPROVE_TOOL] = lambda args, caller: approve(args, caller, self._runner_for(caller))
             self._runners[CANCEL_TOOL] = confirmation.cancel
+        #: The functions' MCP Apps views (None: not served); tools link them for clients that render them.
+        self.views: AppViews | None = None
+        if apps:
+            self.views = AppViews(catalog, self.promoted)
+            views = self.views
+            self.specs = [_linked(spec, views.tool_ui(spec.name)) for spec in self.specs]
 
     def _known(self, name: str, option: str) -> Function:
         try:
@@ -472,16 +491,26 @@ class ToolSet:
         function = caller.function(args["name"])
         call_args = args.get("args") or {}
         if self.confirmation is not None and caller.needs_approval(function):
-            return await self.confirmation.call(
+            result = await self.confirmation.call(
                 function, call_args, args.get(CONFIRMATION), caller, tool="call_function", run=self._runner_for(caller)
             )
-        return await self._run(function, call_args, await self.rest_context(caller.request))
+        else:
+            result = await self._run(function, call_args, await self.rest_context(caller.request))
+        return self._viewed(result, function)
+
+    def _viewed(self, result: ToolResult, function: Function) -> ToolResult:
+        """`result` of a call of `function` through call_function or approve_call, with the function's view in its
+        `_meta` for a client that renders MCP Apps: the page those tools link learns there what it shows."""
+        if self.views is None or not renders_ui.get():
+            return result
+        return replace(result, meta={**(result.meta or {}), **self.views.result_meta(function)})
 
     def _runner_for(self, caller: CallerPolicy) -> Run:
         """Runs a call whose arguments were checked, as call_function answers it, for `caller`."""
 
         async def run(function: Function, arguments: Mapping[str, Any]) -> ToolResult:
-            return await self._run(function, arguments, await self.rest_context(caller.request), validated=True)
+            context = await self.rest_context(caller.request)
+            return self._viewed(await self._run(function, arguments, context, validated=True), function)
 
         return run
 

@@ -475,9 +475,20 @@ async def test_approve_call_and_cancel_call_are_listed_and_served_to_apps_client
         assert unknown.value.error.code == types.INVALID_PARAMS
 
 
-async def test_a_handshake_era_client_over_stateless_http_gets_the_confirmation_even_when_it_declared_apps() -> None:
+async def test_a_handshake_era_client_over_http_that_declared_apps_gets_the_form_through_its_session_id() -> None:
+    # The stateless transport answers its initialize with a session id that records the declaration.
     app, gateway = make_gateway()
     async with gateway.lifespan(), connect(app, ui=True, mode="legacy") as client:
+        first = await delete(client, 8)
+        assert (first.structured_content or {}).get("status") == "awaiting_approval"
+        handle = (first.meta or {})[APPROVAL_META]["handle"]
+        assert not (await client.call_tool("approve_call", {"handle": handle, "arguments": {"product_id": 8}})).is_error
+        assert not await product_exists(client, 8)
+
+
+async def test_a_handshake_era_client_over_http_that_declared_nothing_gets_the_confirmation() -> None:
+    app, gateway = make_gateway()
+    async with gateway.lifespan(), connect(app, mode="legacy") as client:
         first = await delete(client, 8)
     assert (first.structured_content or {}).get("status") == "confirmation_required" and not first.meta
 

@@ -1,0 +1,307 @@
+// Drives the MCP Apps test host (host.mjs) in headless Chromium for tests/gateway/test_apps_browser.py; prints one
+// JSON object of observations, and the Python test asserts on them. Usage:
+//   node drive.js BASE_URL ARTIFACT_DIR SCENARIO...
+// BASE_URL serves /host (the host page), /mcp (the demo's gateway, approval for writes), /fixture/mcp (a gateway
+// over an API whose data is hostile, 500 rows at once) and /outside.png (counts the loads that got out).
+// Environment: PLAYWRIGHT_CORE (path of the playwright-core package), CHROMIUM (the browser executable), TOKEN
+// (the demo's bearer token).
+"use strict";
+
+const { chromium } = require(process.env.PLAYWRIGHT_CORE);
+
+const [base, artifacts, ...scenarios] = process.argv.slice(2);
+const TOKEN = process.env.TOKEN;
+const ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+
+async function view(page) {
+  // The view's frame, once its script runs.
+  const handle = await page.waitForSelector("#view");
+  const frame = await handle.contentFrame();
+  await frame.waitForFunction(() => document.getElementById("root") !== null);
+  return frame;
+}
+
+async function show(page, call) {
+  return page.evaluate((call) => window.showCall(call), call);
+}
+
+function rowIds(frame) {
+  return frame.$$eval("tbody tr", (rows) => rows.map((row) => row.children[0].textContent));
+}
+
+const SCENARIOS = {
+  async table(page, seen) {
+    const call = { mcp: "/mcp", token: TOKEN, tool: "call_function", args: { name: "orders.list_orders", args: { limit: 5 } } };
+    const shown = await show(page, call);
+    seen.uri = shown.uri;
+    seen.mimeType = shown.mimeType;
+    seen.resourceMeta = shown.meta;
+    const frame = await view(page);
+    await frame.waitForSelector("tbody tr");
+    seen.headers = await frame.$$eval("thead th", (cells) => cells.map((cell) => cell.textContent));
+    seen.firstPage = await rowIds(frame);
+    await page.screenshot({ path: `${artifacts}/apps-table.png`, fullPage: true });
+    // Sort: by total, then the other way round.
+    const total = await frame.$("th[title=total_cents]");
+    await total.click();
+    seen.ascending = await frame.$$eval("tbody tr", (rows) => rows.map((row) => Number(row.children[5].textContent)));
+    await total.click();
+    seen.descending = await frame.$$eval("tbody tr", (rows) => rows.map((row) => Number(row.children[5].textContent)));
+    seen.sortMark = await frame.$eval("th[title=total_cents]", (cell) => cell.getAttribute("aria-sort"));
+    await page.screenshot({ path: `${artifacts}/apps-table-sorted.png`, fullPage: true });
+    // Page: next calls the same function through the host with the cursor; previous comes back.
+    seen.previousDisabledFirst = await frame.$eval("nav.pager button", (button) => button.disabled);
+    await frame.click("nav.pager button:last-child");
+    await frame.waitForFunction((ids) => [...document.querySelectorAll("tbody tr")].every(
+      (row) => !ids.includes(row.children[0].textContent)), seen.firstPage);
+    seen.secondPage = await rowIds(frame);
+    seen.previousDisabledSecond = await frame.$eval("nav.pager button", (button) => button.disabled);
+    await page.screenshot({ path: `${artifacts}/apps-table-page-2.png`, fullPage: true });
+    await frame.click("nav.pager button:first-child");
+    await frame.waitForFunction((first) => document.querySelector("tbody tr td").textContent === first, seen.firstPage[0]);
+    seen.backToFirst = await rowIds(frame);
+    seen.sizes = await page.evaluate(() => window.hostLog.sizes.length);
+  },
+
+  async detail(page, seen) {
+    const shown = await show(page, { mcp: "/mcp", token: TOKEN, tool: "orders-get_order", args: { order_id: 1 } });
+    seen.uri = shown.uri;
+    const frame = await view(page);
+    await frame.waitForSelector("dl.detail");
+    seen.title = await frame.$eval("header h1", (node) => node.textContent);
+    seen.fields = await frame.$$eval("main > dl.detail > dt", (nodes) => nodes.map((node) => node.textContent));
+    seen.nested = await frame.$$eval("main > dl.detail dl.detail > dt", (nodes) => nodes.map((node) => node.textContent));
+    seen.lines = await frame.$$eval("table.lines thead th", (cells) => cells.map((cell) => cell.textContent));
+    seen.lineRows = await frame.$$eval("table.lines tbody tr", (rows) => rows.length);
+    await page.screenshot({ path: `${artifacts}/apps-detail.png`, fullPage: true });
+  },
+
+  async handshake(page, seen) {
+    // The official client in its default mode: the initialize handshake, then the session id the gateway gave.
+    const call = { mcp: "/mcp", token: TOKEN, tool: "call_function", args: { name: "orders.get_order", args: { order_id: 1 } }, handshake: true };
+    const shown = await show(page, call);
+    seen.uri = shown.uri;
+    seen.version = shown.version;
+    const frame = await view(page);
+    await frame.waitForSelector("dl.detail");
+    seen.fields = await frame.$$eval("main > dl.detail > dt", (nodes) => nodes.map((node) => node.textContent));
+  },
+
+  async hostile(page, seen) {
+    const call = { mcp: "/fixture/mcp", tool: "call_function", args: { name: "notes.list_notes", args: { limit: 12 } } };
+    await show(page, call);
+    const frame = await view(page);
+    await frame.waitForSelector("tbody tr");
+    // Unfold one long value: it stays text.
+    await frame.click("button.fold");
+    seen.page = await frame.evaluate(() => ({
+      pwned: window.__pwned === undefined ? null : window.__pwned,
+      images: document.querySelectorAll("img").length,
+      links: document.querySelectorAll("a").length,
+      scripts: document.querySelectorAll("script").length,
+      iframes: document.querySelectorAll("iframe").length,
+      text: document.body.innerText,
+      title: document.querySelector("header h1").textContent,
+    }));
+    seen.hostPwned = await page.evaluate(() => (window.__pwned === undefined ? null : window.__pwned));
+    await page.screenshot({ path: `${artifacts}/apps-hostile.png`, fullPage: true });
+  },
+
+  async csp(page, seen) {
+    await show(page, { mcp: "/fixture/mcp", tool: "call_function", args: { name: "notes.list_notes", args: { limit: 3 } } });
+    const frame = await view(page);
+    await frame.waitForSelector("tbody tr");
+    const outside = `${base}/outside.png`;
+    seen.attempts = await frame.evaluate(async (outside) => {
+      const violations = [];
+      document.addEventListener("securitypolicyviolation", (event) => violations.push(event.effectiveDirective));
+      const tried = {};
+      try {
+        await fetch(outside + "?fetch");
+        tried.fetch = "loaded";
+      } catch (error) {
+        tried.fetch = "blocked";
+      }
+      const image = new Image();
+      tried.image = await new Promise((resolve) => {
+        image.onload = () => resolve("loaded");
+        image.onerror = () => resolve("blocked");
+        image.src = outside + "?image";
+      });
+      const script = document.createElement("script");
+      tried.script = await new Promise((resolve) => {
+        script.onload = () => resolve("loaded");
+        script.onerror = () => resolve("blocked");
+        script.src = outside + "?script";
+        document.head.appendChild(script);
+      });
+      const style = document.createElement("link");
+      style.rel = "stylesheet";
+      tried.style = await new Promise((resolve) => {
+        style.onload = () => resolve("loaded");
+        style.onerror = () => resolve("blocked");
+        style.href = outside + "?style";
+        document.head.appendChild(style);
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return { tried, violations };
+    }, outside);
+  },
+
+  async policy(page, seen) {
+    // What the frame may call is what the caller may call: its tools/call goes through the host's session.
+    await show(page, { mcp: "/mcp", token: TOKEN, tool: "call_function", args: { name: "orders.get_order", args: { order_id: 1 } } });
+    const frame = await view(page);
+    await frame.waitForSelector("dl.detail");
+    seen.answers = await frame.evaluate(async () => {
+      function ask(id, name, args) {
+        return new Promise((resolve) => {
+          window.addEventListener("message", function listen(event) {
+            if (event.source === window.parent && event.data && event.data.id === id) {
+              window.removeEventListener("message", listen);
+              resolve(event.data);
+            }
+          });
+          window.parent.postMessage({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }, "*");
+        });
+      }
+      return {
+        hidden: await ask(9001, "call_function", { name: "users.list_users", args: {} }),
+        allowed: await ask(9002, "call_function", { name: "orders.get_order", args: { order_id: 2 } }),
+      };
+    });
+  },
+
+  async rows500(page, seen) {
+    await show(page, { mcp: "/fixture/mcp", tool: "call_function", args: { name: "notes.list_notes", args: { limit: 1 } } });
+    const frame = await view(page);
+    await frame.waitForSelector("tbody tr");
+    // The next result holds 500 rows: from the host's sending it (through its AppBridge) to the rows on screen.
+    const result = await page.evaluate(() =>
+      window.callTool({ mcp: "/fixture/mcp", tool: "call_function", args: { name: "notes.list_notes", args: { limit: 500 } } }));
+    seen.resultRows = Array.isArray(result.structuredContent) ? result.structuredContent.length : null;
+    const sentAt = await page.evaluate((result) => {
+      const at = Date.now();
+      window.hostBridge.sendToolResult(result);
+      return at;
+    }, result);
+    await frame.waitForFunction(() => document.querySelectorAll("tbody tr").length === 500, null, { polling: "raf", timeout: 10000 });
+    const shownAt = await frame.evaluate(() => Date.now());
+    seen.renderMs = shownAt - sentAt;
+    const sortStart = await frame.evaluate(() => Date.now());
+    await frame.click("th[title=title]");
+    await frame.waitForFunction(() => document.querySelector("th[title=title]").getAttribute("aria-sort") === "ascending");
+    seen.sortMs = (await frame.evaluate(() => Date.now())) - sortStart;
+    seen.rows = await frame.$$eval("tbody tr", (rows) => rows.length);
+    await page.screenshot({ path: `${artifacts}/apps-500-rows.png` });
+  },
+
+  async form(page, seen) {
+    const call = { mcp: "/mcp", token: TOKEN, tool: "call_function", args: { name: "orders.update_order", args: { order_id: 2, note: "proposed by the agent" } } };
+    const shown = await show(page, call);
+    seen.status = shown.result.structuredContent && shown.result.structuredContent.status;
+    const frame = await view(page);
+    await frame.waitForSelector("form.approval");
+    seen.labels = await frame.$$eval("label.field .name", (nodes) => nodes.map((node) => node.textContent));
+    seen.choices = await frame.$$eval("select[name=status] option", (nodes) => nodes.map((node) => node.value));
+    seen.prefilled = await frame.$eval("input[name=note]", (node) => node.value);
+    await page.screenshot({ path: `${artifacts}/apps-form.png`, fullPage: true });
+    await frame.fill("input[name=note]", "approved by a person");
+    await frame.click("button.primary");
+    await frame.waitForSelector("dl.detail");
+    seen.after = await frame.evaluate(() => document.body.innerText);
+    await page.screenshot({ path: `${artifacts}/apps-form-confirmed.png`, fullPage: true });
+    await page.waitForFunction(() => window.hostLog.modelContext.length > 0);
+    seen.modelContext = await page.evaluate(() => window.hostLog.modelContext);
+    const order = await page.evaluate((token) => window.callTool({ mcp: "/mcp", token, tool: "call_function", args: { name: "orders.get_order", args: { order_id: 2 } } }), TOKEN);
+    seen.order = order.structuredContent;
+  },
+
+  async cancel(page, seen) {
+    const before = await page.evaluate((token) => window.callTool({ mcp: "/mcp", token, tool: "call_function", args: { name: "orders.get_order", args: { order_id: 3 } } }), TOKEN);
+    seen.before = before.structuredContent && before.structuredContent.note;
+    const call = { mcp: "/mcp", token: TOKEN, tool: "call_function", args: { name: "orders.update_order", args: { order_id: 3, note: "must not be written" } } };
+    await show(page, call);
+    const frame = await view(page);
+    await frame.waitForSelector("form.approval");
+    await frame.click("form.approval .actions button:not(.primary)");
+    await frame.waitForSelector("p.note");
+    seen.shown = await frame.$eval("p.note", (node) => node.textContent);
+    await page.screenshot({ path: `${artifacts}/apps-form-cancelled.png`, fullPage: true });
+    await page.waitForFunction(() => window.hostLog.modelContext.length > 0);
+    seen.modelContext = await page.evaluate(() => window.hostLog.modelContext);
+    const after = await page.evaluate((token) => window.callTool({ mcp: "/mcp", token, tool: "call_function", args: { name: "orders.get_order", args: { order_id: 3 } } }), TOKEN);
+    seen.after = after.structuredContent && after.structuredContent.note;
+  },
+};
+
+// The scripted trial on real FastAPI apps (scripts/real-apps/views.py): each call of REAL_CALLS (JSON: a list of
+// {tool, args}) shown in its view, with what it rendered; a table's Next is followed once.
+SCENARIOS.real = async (page, seen) => {
+  seen.calls = [];
+  const calls = JSON.parse(process.env.REAL_CALLS || "[]");
+  for (const [index, call] of calls.entries()) {
+    const one = { tool: call.tool, args: call.args };
+    seen.calls.push(one);
+    if (index > 0) await page.goto(`${base}/host`, { waitUntil: "load" });
+    const shown = await show(page, { mcp: "/mcp", token: TOKEN, ...call });
+    one.uri = shown.uri;
+    const frame = await view(page);
+    await frame.waitForSelector("tbody tr, dl.detail, pre.plain, pre.error, p.note");
+    one.kind = await frame.evaluate(() =>
+      document.querySelector("tbody tr") ? "table" : document.querySelector("dl.detail") ? "detail" :
+      document.querySelector("pre.error") ? "error" : "plain");
+    one.title = await frame.$eval("header h1", (node) => node.textContent).catch(() => null);
+    if (one.kind === "table") {
+      one.headers = await frame.$$eval("thead th", (cells) => cells.map((cell) => cell.textContent));
+      one.rows = await frame.$$eval("tbody tr", (rows) => rows.length);
+      one.firstCells = await rowIds(frame);
+      one.nextEnabled = await frame.$eval("nav.pager button:last-child", (button) => !button.disabled).catch(() => false);
+    } else if (one.kind === "detail") {
+      one.fields = await frame.$$eval("main > dl.detail > dt", (nodes) => nodes.map((node) => node.textContent));
+    } else {
+      one.text = await frame.evaluate(() => document.body.innerText.slice(0, 300));
+    }
+    await page.screenshot({ path: `${artifacts}/real-${index}.png`, fullPage: true });
+    if (one.kind === "table" && one.nextEnabled) {
+      await frame.click("nav.pager button:last-child");
+      await frame.waitForFunction((ids) => [...document.querySelectorAll("tbody tr")].every(
+        (row) => !ids.includes(row.children[0].textContent)), one.firstCells, { timeout: 10000 });
+      one.nextCells = await rowIds(frame);
+      await page.screenshot({ path: `${artifacts}/real-${index}-next.png`, fullPage: true });
+    }
+  }
+};
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ARGS, timeout: 30000 });
+  const observed = {};
+  try {
+    for (const name of scenarios) {
+      const page = await browser.newPage({ viewport: { width: 1100, height: 800 } });
+      const seen = { problems: [] };
+      page.on("pageerror", (error) => seen.problems.push(String(error)));
+      page.on("console", (message) => { if (message.type() === "error") seen.problems.push(message.text()); });
+      try {
+        await page.goto(`${base}/host`, { waitUntil: "load" });
+        await SCENARIOS[name](page, seen);
+      } catch (error) {
+        seen.failed = String(error && error.stack || error);
+        await page.screenshot({ path: `${artifacts}/apps-${name}-failed.png`, fullPage: true }).catch(() => {});
+      }
+      observed[name] = seen;
+      await page.close();
+    }
+  } finally {
+    await browser.close();
+  }
+  process.stdout.write(JSON.stringify(observed));
+}
+
+main().catch((error) => {
+  process.stderr.write(String(error && error.stack || error));
+  process.exit(1);
+});
