@@ -244,6 +244,7 @@ class Gateway:
             resources=self.resources,
             prompts=self.prompts,
             observer=self.observer,
+            apps=output.apps,
         )
         #: Whether this instance can serve now (its state stores answer): `GET /ready` of `standalone()`; add the
         #: OAuth server's check with `readiness.add(server.ready)`.

@@ -64,7 +64,9 @@ class McpEndpoint:
     caller, which tools it is offered, the instructions it gets and what it may start (by default: everything,
     with the default limits); the handlers get that `CallerPolicy`. `resources` and `prompts`, when
     given, are served too (with completion/complete for their template variables and arguments). `observer` logs,
-    counts and traces each call (see `gateway.observability`; by default, a log line on `gateway.calls`).
+    counts and traces each call (see `gateway.observability`; by default, a log line on `gateway.calls`). `apps`:
+    the server serves MCP Apps views, so a client that declares the extension is served as one that renders them
+    (`renders_apps`); without it every client gets the plain answers.
 
     Construction validates everything and raises `ConfigError` saying what to fix.
     """
@@ -86,6 +88,7 @@ class McpEndpoint:
         resources: ResourceSet | None = None,
         prompts: PromptSet | None = None,
         observer: Observer | None = None,
+        apps: bool = False,
     ) -> None:
         if not name.strip():
             raise ConfigError("the server name must not be empty; clients show it to people")
@@ -126,6 +129,8 @@ class McpEndpoint:
         #: The resources and prompts served besides the tools (None: not served, the capability not declared).
         self.resources = resources
         self.prompts = prompts
+        #: Whether this server serves MCP Apps views: without them no client is served as one that renders them.
+        self.apps = apps
 
     @functools.cached_property
     def server(self) -> Server[Any]:
@@ -153,7 +158,7 @@ class McpEndpoint:
             instructions=self.instructions,
             # Lets the 2026-07-28 Mcp-Param-* header check find a schema without running tools/list per call.
             get_tool_input_schema=self._input_schema,
-            **{name: _declaring(handler) for name, handler in handlers.items()},
+            **{name: _declaring(handler, self.renders_apps) for name, handler in handlers.items()},
             **extra,
         )
 
@@ -230,6 +235,11 @@ class McpEndpoint:
         finally:
             renders_ui.reset(token)
 
+    def renders_apps(self, capabilities: object) -> bool:
+        """Whether a client of `capabilities` is served MCP Apps: it declares the extension
+        (`gateway.mcp.capabilities.client_supports_ui`) and this server serves views (`apps`)."""
+        return self.apps and client_supports_ui(capabilities)
+
     async def offers(self, name: str, caller: CallerPolicy) -> bool:
         """Whether `caller` is offered tool `name` (it exists and is not hidden from it)."""
         return await self._offers(name, caller, renders_ui.get())
@@ -300,7 +310,7 @@ class McpEndpoint:
     ) -> types.ListToolsResult:
         import mcp_types as types
 
-        ui = client_supports_ui(ctx.session.client_capabilities)
+        ui = self.renders_apps(ctx.session.client_capabilities)
         tools = self._wire_app_tools if ui else self._wire_tools
         hidden: frozenset[str] = frozenset()
         if self.policy.varies:
@@ -322,7 +332,7 @@ class McpEndpoint:
         from gateway.mcp.wire import wire_result
 
         caller = self.caller_of(ctx)
-        ui = client_supports_ui(ctx.session.client_capabilities)
+        ui = self.renders_apps(ctx.session.client_capabilities)
         meta = ctx.meta or {}
         if meta.get("progress_token", meta.get("progressToken")) is None:
             return wire_result(await self.answer_call(params.name, params.arguments or {}, caller, ui=ui))
@@ -358,13 +368,16 @@ class McpEndpoint:
             renders_ui.reset(token)
 
 
-def _declaring(handler: Callable[[Any, Any], Awaitable[Any]]) -> Callable[[Any, Any], Awaitable[Any]]:
-    """`handler` (an SDK request handler) run knowing whether its client renders MCP Apps (`renders_ui`), as its
-    connection declared: over stdio in the initialize handshake, at 2026-07-28 in the request's own envelope."""
+def _declaring(
+    handler: Callable[[Any, Any], Awaitable[Any]], renders_apps: Callable[[object], bool]
+) -> Callable[[Any, Any], Awaitable[Any]]:
+    """`handler` (an SDK request handler) run knowing whether its client is served MCP Apps (`renders_ui`), as its
+    connection declared (over stdio in the initialize handshake, at 2026-07-28 in the request's own envelope) and
+    `renders_apps` (the endpoint's) decides."""
 
     @functools.wraps(handler)
     async def handle(ctx: Any, params: Any) -> Any:
-        token = renders_ui.set(client_supports_ui(ctx.session.client_capabilities))
+        token = renders_ui.set(renders_apps(ctx.session.client_capabilities))
         try:
             return await handler(ctx, params)
         finally:

@@ -66,6 +66,8 @@ class Endpoint(Protocol):
 
     authenticate: Authenticator | None
     policy: Policy
+    #: Whether MCP Apps views are served.
+    apps: bool
 
     @property
     def server(self) -> Server[Any]:
@@ -73,6 +75,9 @@ class Endpoint(Protocol):
 
     def serves(self, name: str) -> bool:
         """Whether `name` is one of the endpoint's tools."""
+
+    def renders_apps(self, capabilities: object) -> bool:
+        """Whether a client of `capabilities` is served MCP Apps."""
 
     def param_headers(self, name: str) -> bool:
         """Whether tool `name` takes 2026-07-28 `Mcp-Param-*` headers."""
@@ -369,7 +374,7 @@ class StreamableHttpApp:
                 if isinstance(envelope, JSONRPCError):
                     await _answer(send, 400, _encoded(envelope))
                     return
-                if envelope.method == "initialize" and _declares_ui(envelope):
+                if envelope.method == "initialize" and self.endpoint.apps and _declares_ui(envelope):
                     send = _with_session(send, ui_session_id())
                 if self.single_exchange and _wants_progress(envelope, headers):
                     # A progress token asks for notifications before the answer: only an SSE response carries
@@ -389,7 +394,9 @@ class StreamableHttpApp:
             caller: CallerPolicy = scope[_CALLER]
 
             async def call(name: str, arguments: Mapping[str, Any], capabilities: object) -> ToolResult:
-                return await self.endpoint.answer_call(name, arguments, caller, ui=client_supports_ui(capabilities))
+                return await self.endpoint.answer_call(
+                    name, arguments, caller, ui=self.endpoint.renders_apps(capabilities)
+                )
 
             if await _sdk.serve_modern_call(
                 self.endpoint.server,
@@ -432,7 +439,7 @@ class StreamableHttpApp:
         ):
             try:
                 result = await self.endpoint.answer_call(
-                    name, arguments or {}, scope[_CALLER], ui=client_supports_ui(None)
+                    name, arguments or {}, scope[_CALLER], ui=self.endpoint.renders_apps(None)
                 )
             except Exception as error:  # boundary: as the SDK's kernel maps a handler's failure
                 return _encoded(_sdk.error_answer(request_id, envelope.method, error))

@@ -28,7 +28,7 @@ from demo import ADMIN_KEY, create_app
 from gateway.apps import CALL_FUNCTION_VIEW, VIEW_KEY, View, bundle_bytes, content_security_policy, view_of, view_page
 from gateway.gateway import Gateway
 from gateway.mcp.capabilities import APP_MIME_TYPE, UI_EXTENSION
-from gateway.options import Output
+from gateway.options import Effects, Output
 from gateway.policy import Access
 from tests.corpus import corpus_catalog
 
@@ -177,6 +177,35 @@ async def test_with_apps_off_a_client_that_declares_the_extension_gets_no_views(
         with pytest.raises(MCPError):
             await client.read_resource(CALL_FUNCTION_VIEW)
     assert all(tool.meta is None for tool in tools)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_with_apps_off_a_declaring_client_is_asked_for_approval_in_two_steps_not_in_a_form(mode: str) -> None:
+    gateway = _demo(output=Output(apps=False), effects=Effects(approval="destructive"))
+    async with _client(gateway, mode, apps=True) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        first = await client.call_tool("call_function", {"name": "products.delete_product", "args": {"product_id": 3}})
+    assert not {"approve_call", "cancel_call"} & tools
+    assert (first.structured_content or {})["status"] == "confirmation_required"
+    assert "io.modelcontextprotocol/approval" not in (first.meta or {})
+
+
+async def test_with_apps_off_no_initialize_is_given_a_session_id() -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "clientInfo": {"name": "t", "version": "1"},
+            "capabilities": {"extensions": {UI_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}}},
+        },
+    }
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    gateway = _demo(output=Output(apps=False))
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(gateway.asgi())) as http:
+        answer = await http.post(LOCAL, json=initialize, headers=headers)
+    assert answer.status_code == 200 and "mcp-session-id" not in answer.headers
 
 
 async def test_a_hidden_function_has_no_view_in_the_same_words_as_a_function_that_does_not_exist() -> None:
