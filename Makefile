@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 TOOLS_STAMP := .tools/.installed
 
-.PHONY: serve test lint typecheck unit docs docs-serve docs-reference mutation clean
+.PHONY: serve test test-oldest lint typecheck unit docs docs-serve docs-reference mutation clean
 
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,10 +74,38 @@ docs-reference: $(STAMP)
 
 test: lint typecheck docs unit
 
+# The oldest FastAPI, Starlette, pydantic, anyio and uvicorn the gateway supports (constraints-oldest.txt,
+# docs/versions.md), in a virtualenv of their own: the tests of mounting into FastAPI and Starlette apps, calls
+# made in-process, the MCP HTTP endpoint and the real-app shapes (about a minute). `test` runs the newest.
+OLDEST_VENV ?= .venv-oldest
+OLDEST_STAMP := $(OLDEST_VENV)/.installed
+OLDEST_TESTS := tests/gateway/test_gateway.py tests/gateway/test_demo_app.py tests/gateway/test_real_shapes.py \
+	tests/gateway/test_transport.py tests/gateway/test_streamable_http.py tests/gateway/test_serving.py \
+	tests/gateway/test_stdio.py tests/gateway/test_dispatch.py tests/gateway/test_dispatcher.py \
+	tests/gateway/test_rest_transports.py tests/gateway/test_request_bodies.py tests/gateway/test_uploads.py \
+	tests/gateway/test_readiness.py tests/gateway/test_admission.py tests/gateway/test_identity.py \
+	tests/oauth/test_flow.py
+
+$(OLDEST_STAMP): pyproject.toml constraints-oldest.txt
+	test -x $(OLDEST_VENV)/bin/python || $(PYTHON) -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	# httpx: the old Starlette's TestClient is built on it (today's on httpx2).
+	$(OLDEST_VENV)/bin/python -m pip install --quiet -e '.[dev,demo,oauth,redis,scripts,strict,speed,metrics]' httpx \
+		-c constraints-oldest.txt
+	touch $(OLDEST_STAMP)
+
+# The old Starlette imports python-multipart as `multipart`, names anyio.abc.BlockingPortal and leaves the
+# TestClient's lifespan streams open, which today's releases of those warn about: not failures of ours.
+test-oldest: $(OLDEST_STAMP)
+	$(OLDEST_VENV)/bin/pytest -p no:cacheprovider -p no:unraisableexception \
+		-W "ignore:Please use \`import python_multipart\` instead.:PendingDeprecationWarning" \
+		-W "ignore:The anyio.abc.BlockingPortal alias is deprecated:DeprecationWarning" \
+		$(OLDEST_TESTS)
+
 # Mutation testing (mutmut, [tool.mutmut] in pyproject.toml), one module at a time; a score per module. Not part
 # of `test`: it takes tens of minutes. MODULES=gateway.rest picks some; JOBS=2 tests two mutants at once.
 mutation: $(STAMP) $(REDIS_STAMP)
 	scripts/mutation/run --jobs $(or $(JOBS),1) $(MODULES)
 
 clean:
-	rm -rf $(VENV) .site .tools .pytest_cache .mypy_cache .ruff_cache .coverage mutants
+	rm -rf $(VENV) $(OLDEST_VENV) .site .tools .pytest_cache .mypy_cache .ruff_cache .coverage mutants

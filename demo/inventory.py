@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Form, Path, Query
+from fastapi.exceptions import RequestValidationError
 
 from demo._responses import CONFLICT, FORBIDDEN, NOT_FOUND
 from demo.auth import require_admin
 from demo.dependencies import Pagination, StoreDep, paginate
-from demo.models import StockAdjustment, StockLevel, StockLevelPage
+from demo.models import StockAdjustmentReason, StockLevel, StockLevelPage
 
 router = APIRouter(prefix="/inventory", tags=["inventory"])
 
@@ -40,10 +41,18 @@ async def get_stock_level(store: StoreDep, product_id: ProductId) -> StockLevel:
     responses=FORBIDDEN | NOT_FOUND | CONFLICT,
 )
 async def adjust_stock(
-    store: StoreDep, product_id: ProductId, adjustment: Annotated[StockAdjustment, Form()]
+    store: StoreDep,
+    product_id: ProductId,
+    # One form field per parameter: a Pydantic model as the whole form needs FastAPI 0.113 or later.
+    delta: Annotated[int, Form(ge=-1000, le=1000, description="Units to add; negative to remove. Must not be 0.")],
+    reason: Annotated[StockAdjustmentReason, Form()],
 ) -> StockLevel:
     """Add or remove units of a product, sent as a URL-encoded form, e.g. after a delivery. Admins only.
 
     Stock cannot go below zero.
     """
-    return store.adjust_stock(product_id, adjustment.delta, adjustment.reason)
+    if delta == 0:
+        raise RequestValidationError(
+            [{"type": "value_error", "loc": ("body", "delta"), "msg": "Value error, must not be 0", "input": delta}]
+        )
+    return store.adjust_stock(product_id, delta, reason)

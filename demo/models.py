@@ -31,7 +31,6 @@ __all__ = [
     "ProductSort",
     "ProductUpdate",
     "Role",
-    "StockAdjustment",
     "StockAdjustmentReason",
     "StockLevel",
     "StockLevelPage",
@@ -297,17 +296,3 @@ class Problem(BaseModel):
     """What went wrong, and usually which call to make next."""
 
     detail: str
-
-
-class StockAdjustment(BaseModel):
-    """A change to a product's stock, sent as a form."""
-
-    delta: int = Field(ge=-1000, le=1000, description="Units to add; negative to remove. Must not be 0.")
-    reason: StockAdjustmentReason
-
-    @field_validator("delta")
-    @classmethod
-    def _not_zero(cls, value: int) -> int:
-        if value == 0:
-            raise ValueError("must not be 0")
-        return value

@@ -115,8 +115,22 @@ def _problems(error: jsonschema.ValidationError) -> list[ArgumentProblem]:
 
 def schema_message(error: jsonschema.ValidationError, *, limit: int = 300) -> str:
     """The validator's message with a long offending value cut short, its reason kept ("'aaa…' is too long")."""
-    message = error.message
+    message = _wrong_type(error) or error.message
     value = repr(error.instance)
     if len(value) > _VALUE_CHARS and value in message:
         message = message.replace(value, f"{value[:_VALUE_CHARS]}… ({len(value):,} characters)", 1)
     return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+def _wrong_type(error: jsonschema.ValidationError) -> str | None:
+    """ "'yes' is not of type 'boolean' or 'null'" for a value that fits none of the bare types an anyOf or oneOf
+    offers (pydantic writes every `X | None` so), where the validator's own message names none of them."""
+    if error.validator not in ("anyOf", "oneOf") or not error.context:
+        return None
+    if any(sub.validator != "type" or sub.relative_path for sub in error.context):
+        return None
+    types: list[str] = []
+    for sub in error.context:
+        named = sub.validator_value if isinstance(sub.validator_value, list) else [sub.validator_value]
+        types.extend(str(name) for name in named if str(name) not in types)
+    return f"{error.instance!r} is not of type {' or '.join(map(repr, types))}"

@@ -491,6 +491,10 @@ def _build_catalog(config: GatewayConfig) -> Catalog:
 def _warn_about_document(config: GatewayConfig, catalog: Catalog) -> None:
     if not catalog.functions():
         if config.app is not None and config.spec is None:
+            # FastAPI before 0.137 keeps its first openapi() for good (app.openapi_schema): forget this empty one,
+            # or the routes added later would never reach a later Gateway nor the app's own /openapi.json.
+            if getattr(config.app, "openapi_schema", None) is not None:
+                config.app.openapi_schema = None
             logger.warning(
                 "the app's openapi() lists no operations, so agents will find no functions: create the Gateway "
                 "after the app's routes and include_router() calls"

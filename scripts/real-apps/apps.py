@@ -51,6 +51,8 @@ class BadArgs:
 class AppSpec:
     key: str
     title: str
+    #: The app's top-level module: `run` without app names tries the apps whose module this virtualenv has.
+    module: str
     #: The environment the app reads its configuration from, with its data under `data`.
     env: Callable[[Path], dict[str, str]]
     #: Builds the ASGI app in process, the way its own server entry point does (after `env` is applied).
@@ -119,6 +121,7 @@ _NO_BLOCK_TYPE = {
 
 PREFECT = AppSpec(
     key="prefect",
+    module="prefect",
     title="Prefect server (orchestration, SQLite)",
     narrow=Narrow(
         hide=("variables.*", "block_documents.*"),
@@ -261,6 +264,7 @@ _CHAT = {"model": "fake-gpt", "messages": [{"role": "user", "content": "Say hell
 
 LITELLM = AppSpec(
     key="litellm",
+    module="litellm",
     title="LiteLLM proxy (LLM gateway, mock model, no DB)",
     narrow=Narrow(
         hide=("team_management.*", "scim.*", "budget_spend_tracking.*"),
@@ -384,6 +388,7 @@ def _dstack_build() -> Any:
 
 DSTACK = AppSpec(
     key="dstack",
+    module="dstack",
     title="dstack server (dev environments, SQLite)",
     narrow=Narrow(
         hide=("secrets.*", "users.*_user", "backends.*"),
@@ -487,7 +492,98 @@ DSTACK = AppSpec(
     post_deletes=("secrets.delete_secrets", "projects.delete_projects", "users.delete_users"),
 )
 
-APPS: dict[str, AppSpec] = {spec.key: spec for spec in (PREFECT, LITELLM, DSTACK)}
+# MLServer: Seldon's inference server (the Open Inference Protocol), which pins FastAPI below 0.116, so it has a
+# virtualenv of its own (`install old-fastapi`). One model of ours (mlserver_model.Doubler) in its repository.
+
+
+def _mlserver_env(data: Path) -> dict[str, str]:
+    return {"MLSERVER_MODEL_REPOSITORY_ROOT": str(data / "models"), "MLSERVER_LOGGING_LEVEL": "WARNING"}
+
+
+def _mlserver_build() -> Any:
+    from mlserver_asgi import app
+
+    return app
+
+
+_DOUBLE = {"inputs": [{"name": "x", "shape": [3], "datatype": "FP64", "data": [1, 2, 3.5]}]}
+
+MLSERVER = AppSpec(
+    key="mlserver",
+    module="mlserver",
+    title="MLServer 1.7.1 (inference server, FastAPI 0.115, Starlette 0.46)",
+    env=_mlserver_env,
+    build=_mlserver_build,
+    cli_ref="mlserver_asgi:app",
+    searches=(
+        ("run inference on a model", "models.infer"),
+        ("load a model", "repository.load"),
+        ("unload a model", "repository.unload"),
+        ("is the server live", "health.live"),
+        ("is the server ready", "health.ready"),
+        ("list the models in the repository", "repository.index"),
+        ("metadata of a model", "models.model_metadata"),
+        ("server metadata", "root.metadata"),
+        ("is a model ready", "models.model_ready"),
+        ("stream inference results", "models.infer_stream"),
+    ),
+    reads=(
+        Call(label="live", function="health.live", args={}, method="GET", path="/v2/health/live"),
+        Call(
+            label="repository index (POST read)",
+            function="repository.index",
+            args={},
+            method="POST",
+            path="/v2/repository/index",
+            json={},
+        ),
+        Call(label="server metadata", function="root.metadata", args={}, method="GET", path="/v2"),
+    ),
+    writes=(
+        Call(
+            label="load the model",
+            function="repository.load",
+            args={"model_name": "doubler"},
+            method="POST",
+            path="/v2/repository/models/doubler/load",
+        ),
+        Call(
+            label="infer with it",
+            function="models.infer",
+            args={"model_name": "doubler", **_DOUBLE},
+            method="POST",
+            path="/v2/models/doubler/infer",
+            json=_DOUBLE,
+        ),
+        Call(
+            label="unload it",
+            function="repository.unload",
+            args={"model_name": "doubler"},
+            method="POST",
+            path="/v2/repository/models/doubler/unload",
+        ),
+    ),
+    bad=(
+        BadArgs(
+            label="missing required",
+            function="models.infer",
+            args={"model_name": "doubler"},
+            expect=("missing required argument", "inputs"),
+        ),
+        BadArgs(label="wrong type", function="repository.index", args={"ready": "yes"}, expect=("ready", "boolean")),
+        BadArgs(
+            label="unknown argument",
+            function="models.model_ready",
+            args={"model_name": "doubler", "modle": "x"},
+            expect=("unknown argument", "modle"),
+        ),
+    ),
+    post_reads=("repository.index",),
+    # From `catalog check`: the index is a POST that reads; unloading is not said in the document to destroy.
+    effects={"read_only": ("repository.index",)},
+)
+
+APPS: dict[str, AppSpec] = {spec.key: spec for spec in (PREFECT, LITELLM, DSTACK, MLSERVER)}
 
 
 def child_env(spec: AppSpec, data: Path) -> dict[str, str]:

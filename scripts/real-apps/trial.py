@@ -779,7 +779,9 @@ def table(app: str, title: str, checks: list[Check]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    parser.add_argument("apps", nargs="*", metavar="APP", help=f"some of {', '.join(APPS)} (default: all)")
+    parser.add_argument(
+        "apps", nargs="*", metavar="APP", help=f"some of {', '.join(APPS)} (default: those installed here)"
+    )
     parser.add_argument("--json", type=Path, help="also write every check to this file")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -803,7 +805,10 @@ def main() -> int:
         return 0
     every: list[Check] = []
     tmp = Path(tempfile.mkdtemp(prefix="real-apps-"))
-    for key in options.apps or list(APPS):
+    import importlib.util
+
+    installed = [key for key, spec in APPS.items() if importlib.util.find_spec(spec.module) is not None]
+    for key in options.apps or installed:
         spec = APPS[key]
         folder = tmp / key
         folder.mkdir()

@@ -81,6 +81,25 @@ def test_a_wrong_type_deep_inside_names_the_path_with_indexes() -> None:
     assert found == [("item", "argument 'item.tags[1]': 2 is not of type 'string'")]
 
 
+def test_a_value_of_none_of_an_optional_arguments_types_names_the_types() -> None:
+    # pydantic writes `ready: bool | None` so (MLServer's repository.index); the validator's own message names
+    # no type.
+    optional = {"type": "object", "properties": {"ready": {"anyOf": [{"type": "boolean"}, {"type": "null"}]}}}
+    assert problems(optional, {"ready": "yes"}) == [
+        ("ready", "argument 'ready': 'yes' is not of type 'boolean' or 'null'")
+    ]
+
+
+def test_a_value_that_fails_an_alternative_for_another_reason_than_its_type_keeps_the_validators_message() -> None:
+    short = {
+        "type": "object",
+        "properties": {"code": {"anyOf": [{"type": "string", "maxLength": 2}, {"type": "null"}]}},
+    }
+    assert problems(short, {"code": "abc"}) == [
+        ("code", "argument 'code': 'abc' is not valid under any of the given schemas")
+    ]
+
+
 def test_arguments_that_are_wrong_as_a_whole_are_blamed_on_args() -> None:
     assert problems({"type": "object", "maxProperties": 1}, {"a": 1, "b": 2}) == [
         ("args", "arguments: {'a': 1, 'b': 2} has too many properties")

@@ -299,6 +299,14 @@ def test_adjust_stock_takes_a_url_encoded_form(client: TestClient) -> None:
     assert too_many.status_code == 409
 
 
+def test_an_adjustment_of_zero_units_is_a_422_on_delta(client: TestClient) -> None:
+    response = client.post("/inventory/6/adjustments", headers=ADMIN, data={"delta": "0", "reason": "restock"})
+
+    assert response.status_code == 422
+    assert [e["loc"] for e in response.json()["detail"]] == [["body", "delta"]]
+    assert client.get("/inventory/6", headers=MEMBER).json()["on_hand"] == 2
+
+
 # Errors
 
 

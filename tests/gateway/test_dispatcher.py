@@ -122,7 +122,7 @@ def test_every_argument_at_fault_is_named_once_with_a_pointer_to_the_signature()
     assert str(raised.value) == (
         "Invalid arguments for items.get_item: unknown argument 'colour' (allowed: color, item_id); "
         "unknown argument 'size' (allowed: color, item_id); "
-        "argument 'color': 2 is not valid under any of the given schemas; "
+        "argument 'color': 2 is not of type 'string' or 'null'; "
         "argument 'item_id': 'seven' is not of type 'integer'. "
         "Call describe_function('items.get_item') for the signature."
     )

@@ -650,6 +650,7 @@ def test_a_gateway_made_before_the_apps_routes_warns_that_agents_will_find_nothi
         return []
 
     assert [function.name for function in Gateway(app=app).catalog.functions()] == ["items.list_items"]
+    assert list(app.openapi()["paths"]) == ["/items"]  # the app's own document is not left empty either
 
 
 async def test_an_api_that_cannot_be_reached_is_a_tool_error_that_says_so() -> None:
