@@ -1,6 +1,7 @@
 """The MCP Apps views on a real FastAPI app from PyPI, in headless Chromium inside the test host of
 tests/gateway/apps_host/ (the official AppBridge and TypeScript client): lists as tables (paged through the host
-where the app pages), single objects as details. A scripted trial, not part of `make test`.
+where the app pages), single objects as details; on Prefect also the approval form of a write (edited, confirmed)
+and of a delete (cancelled), each read back. A scripted trial, not part of `make test`.
 
     REAL_APPS_VENV=/path scripts/real-apps/views.py prefect|dstack [--artifacts DIR] [--json FILE]
 
@@ -18,13 +19,16 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path[:0] = [str(REPO), str(HERE)]
 
 from apps import DSTACK, PREFECT, AppSpec  # noqa: E402 - beside this script
+
+if TYPE_CHECKING:
+    from gateway.policy.policy import ApprovalLevel
 
 TOOLS = Path(os.environ.get("TOOLS_DIR", REPO / ".tools"))
 HOST = REPO / "tests" / "gateway" / "apps_host"
@@ -44,15 +48,64 @@ CALLS: dict[str, list[dict[str, Any]]] = {
 }
 
 
-def _seed(spec: AppSpec, app: Any) -> None:
-    """Data to list: 25 Prefect flows (so that a page of 10 has a next one)."""
+#: Which calls wait for a person's approval in this trial (`Effects.approval`); the apps' own specs leave it off.
+APPROVAL: dict[str, ApprovalLevel] = {"prefect": "writes"}
+
+
+def _forms(spec: AppSpec, flows: list[str]) -> list[dict[str, Any]]:
+    """The approval-form steps: the agent proposes a write the person edits and confirms, then a delete the person
+    cancels; each read back through call_function (drive.js's `realForm`)."""
     if spec.key != "prefect":
-        return
+        return []
+    edited, kept = flows[0], flows[1]
+    return [
+        {
+            "label": "update a flow's tags, edited, confirmed",
+            "propose": {
+                "tool": "call_function",
+                "args": {"name": "flows.update_flow", "args": {"id": edited, "tags": ["proposed-by-the-agent"]}},
+            },
+            "edit": {"tags": '["approved-by-a-person"]'},
+            "action": "confirm",
+            "read": {"tool": "call_function", "args": {"name": "flows.read_flow", "args": {"id": edited}}},
+            "expect": {"tags": ["approved-by-a-person"]},
+        },
+        {
+            "label": "delete a flow, cancelled",
+            "propose": {"tool": "call_function", "args": {"name": "flows.delete_flow", "args": {"id": kept}}},
+            "edit": {},
+            "action": "cancel",
+            "read": {"tool": "call_function", "args": {"name": "flows.read_flow", "args": {"id": kept}}},
+            "expect": {"id": kept, "name": "trial-flow-01"},
+        },
+    ]
+
+
+def _checked(step: dict[str, Any], seen: dict[str, Any]) -> list[str]:
+    """What the read after a form step got wrong: each expected field must hold its value."""
+    after = seen.get("after")
+    if not isinstance(after, dict):
+        return [f"{step['label']}: the read after answered {after!r}"]
+    return [
+        f"{step['label']}: {key} is {after.get(key)!r} after, expected {value!r}"
+        for key, value in step["expect"].items()
+        if after.get(key) != value
+    ]
+
+
+def _seed(spec: AppSpec, app: Any) -> list[str]:
+    """Data to list: 25 Prefect flows (so that a page of 10 has a next one); answers their ids."""
+    if spec.key != "prefect":
+        return []
     from starlette.testclient import TestClient
 
+    ids = []
     with TestClient(app) as client:
         for index in range(25):
-            client.post("/api/flows/", json={"name": f"trial-flow-{index:02d}"}).raise_for_status()
+            made = client.post("/api/flows/", json={"name": f"trial-flow-{index:02d}"})
+            made.raise_for_status()
+            ids.append(str(made.json()["id"]))
+    return ids
 
 
 def main() -> int:
@@ -77,7 +130,7 @@ def main() -> int:
     from gateway.options import Effects, Output
 
     app = spec.build()
-    _seed(spec, app)
+    forms = _forms(spec, _seed(spec, app))
     bundle = data / "host.js"
     subprocess.run(  # noqa: S603 - our esbuild on our host
         [
@@ -92,7 +145,10 @@ def main() -> int:
         check=True,
         env={**os.environ, "NODE_PATH": str(TOOLS / "apps-host" / "node_modules")},
     )
-    gateway = Gateway(app=app, whoami=spec.whoami, output=Output(name=spec.key), effects=Effects(**spec.effects))
+    approval = APPROVAL.get(spec.key, "none")
+    gateway = Gateway(
+        app=app, whoami=spec.whoami, output=Output(name=spec.key), effects=Effects(**spec.effects, approval=approval)
+    )
 
     async def page(request: Any) -> Response:
         return FileResponse(HOST / "host.html", media_type="text/html")
@@ -128,24 +184,36 @@ def main() -> int:
                 "CHROMIUM": os.environ.get("CHROMIUM", "/usr/bin/chromium"),
                 "TOKEN": spec.bearer or "",
                 "REAL_CALLS": json.dumps(CALLS[spec.key]),
+                "REAL_FORMS": json.dumps(forms),
             }
-            command = [node, str(HOST / "drive.js"), f"http://127.0.0.1:{port}", str(artifacts), "real"]
+            scenarios = ["real", "realForm"] if forms else ["real"]
+            command = [node, str(HOST / "drive.js"), f"http://127.0.0.1:{port}", str(artifacts), *scenarios]
             done = await anyio.run_process(command, env=env, check=False)
             server.should_exit = True
             if done.returncode != 0:
                 raise SystemExit(done.stderr.decode()[-3000:])
-            return json.loads(done.stdout)["real"]
+            observed: dict[str, Any] = json.loads(done.stdout)
+            return observed
 
-    seen = anyio.run(run)
+    observed = anyio.run(run)
+    seen, formed = observed["real"], observed.get("realForm", {})
     for call in seen.get("calls", []):
         print(json.dumps(call, ensure_ascii=False)[:600])
-    if "failed" in seen:
-        print("FAILED:", seen["failed"])
+    wrong = []
+    for step, one in zip(forms, formed.get("steps", []), strict=False):
+        print(json.dumps(one, ensure_ascii=False, indent=1))
+        wrong += _checked(step, one)
+    for scenario in (seen, formed):
+        if "failed" in scenario:
+            print("FAILED:", scenario["failed"])
+    for problem in wrong:
+        print("WRONG:", problem)
     for shot in sorted(artifacts.glob("*.png")):
         print(f"screenshot: {shot}")
     if options.json is not None:
-        options.json.write_text(json.dumps(seen, indent=2))
-    return 1 if "failed" in seen or seen.get("problems") else 0
+        options.json.write_text(json.dumps(observed, indent=2))
+    failed = any("failed" in scenario or scenario.get("problems") for scenario in (seen, formed))
+    return 1 if failed or wrong or len(formed.get("steps", [])) != len(forms) else 0
 
 
 if __name__ == "__main__":

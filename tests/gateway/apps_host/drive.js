@@ -276,6 +276,45 @@ SCENARIOS.real = async (page, seen) => {
   }
 };
 
+// The approval form on a real app: each step of REAL_FORMS (JSON: a list of {label, propose: {tool, args}, edit:
+// {argument: text typed}, action: "confirm" or "cancel", read: {tool, args}}) is read before, proposed, shown as
+// its form (what it holds), edited, confirmed or cancelled, and read again through the host's session.
+SCENARIOS.realForm = async (page, seen) => {
+  seen.steps = [];
+  const steps = JSON.parse(process.env.REAL_FORMS || "[]");
+  const read = (call) => page.evaluate((call) => window.callTool(call), { mcp: "/mcp", token: TOKEN, ...call });
+  for (const [index, step] of steps.entries()) {
+    const one = { label: step.label, action: step.action };
+    seen.steps.push(one);
+    if (index > 0) await page.goto(`${base}/host`, { waitUntil: "load" });
+    one.before = (await read(step.read)).structuredContent;
+    const shown = await show(page, { mcp: "/mcp", token: TOKEN, ...step.propose });
+    one.status = shown.result.structuredContent && shown.result.structuredContent.status;
+    const frame = await view(page);
+    await frame.waitForSelector("form.approval");
+    one.form = await frame.evaluate(() => ({
+      title: document.querySelector("form.approval header h1").textContent,
+      effect: document.querySelector("form.approval p.effect").textContent,
+      fields: [...document.querySelectorAll("label.field")].map((row) => {
+        const entry = row.querySelector("input, select, textarea");
+        const note = row.querySelector("small");
+        return { label: row.querySelector(".name").textContent, name: entry.name, control: entry.tagName.toLowerCase() +
+          (entry.type && entry.tagName === "INPUT" ? `[${entry.type}]` : ""), value: entry.value, help: note ? note.textContent : "" };
+      }),
+    }));
+    await page.screenshot({ path: `${artifacts}/real-form-${index}.png`, fullPage: true });
+    for (const [name, text] of Object.entries(step.edit || {})) await frame.fill(`[name="${name}"]`, text);
+    await frame.click(step.action === "confirm" ? "form.approval button.primary" : "form.approval .actions button:not(.primary)");
+    await frame.waitForSelector("dl.detail, pre.plain, pre.error, p.note, tbody tr, form.approval p.error:not(:empty)");
+    one.shown = await frame.evaluate(() => document.body.innerText.slice(0, 600));
+    await page.screenshot({ path: `${artifacts}/real-form-${index}-${step.action === "confirm" ? "confirmed" : "cancelled"}.png`, fullPage: true });
+    await page.waitForFunction(() => window.hostLog.modelContext.length > 0, null, { timeout: 5000 }).catch(() => {});
+    one.modelContext = await page.evaluate(() => window.hostLog.modelContext);
+    const after = await read(step.read);
+    one.after = after.isError ? { error: (after.content || []).map((part) => part.text).join("\n") } : after.structuredContent;
+  }
+};
+
 async function main() {
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM, args: ARGS, timeout: 30000 });
   const observed = {};
