@@ -132,6 +132,16 @@ class Prober:
         texts.append(await self.rpc("resources/read", {"uri": f"catalog://modules/{module}"}))
         return " ".join(texts)
 
+    async def types(self) -> str:
+        """The TypeScript declarations, whole and of the hidden function's module, with each function they declare
+        also written as `module.function` (the declarations nest functions in modules), so a hidden one shows."""
+        module = self.narrow.hidden.split(".")[0]
+        texts: list[str] = []
+        for uri in ("catalog://types", f"catalog://types/{module}"):
+            answer = await self.rpc("resources/read", {"uri": uri})
+            texts.extend([answer, *_declared(answer)])
+        return " ".join(texts)
+
     async def completions(self) -> str:
         module = self.narrow.hidden.split(".")[0]
         asked = [
@@ -202,7 +212,7 @@ def probes(prober: Prober, narrow: Narrow, reference: str, metrics: str) -> dict
         "tools/call": lambda: _joined(*(probe() for probe in tools.values())),
         "resources/list": lambda: p.rpc("resources/list", {}),
         "resources/templates/list": lambda: p.rpc("resources/templates/list", {}),
-        "resources/read": p.reads,
+        "resources/read": lambda: _joined(p.reads(), p.types()),
         "resources/subscribe": lambda: p.rpc("resources/subscribe", {"uri": f"catalog://functions/{narrow.hidden}"}),
         "resources/unsubscribe": lambda: p.rpc("resources/unsubscribe", {"uri": "catalog://overview"}),
         "prompts/list": lambda: p.rpc("prompts/list", {}),
@@ -221,12 +231,31 @@ def probes(prober: Prober, narrow: Narrow, reference: str, metrics: str) -> dict
     table["resource:catalog://reference"] = lambda: p.rpc("resources/read", {"uri": "catalog://reference"})
     for template in ("modules/{module}", "functions/{function}", "terms/{term}"):
         table[f"template:catalog://{template}"] = p.reads
+    table["resource:catalog://types"] = p.types
+    table["template:catalog://types/{module}"] = p.types
     for prompt in ("work_with_api", "explore_module", "call_one"):
         table[f"prompt:{prompt}"] = p.prompts
     table[f"route:{p.mcp_path}"] = lambda: p.page(p.mcp_path)
     table[f"route:{reference}"] = lambda: _joined(p.page(reference), p.anonymous_page(reference))
     table[f"route:{metrics}"] = lambda: p.anonymous_page(metrics)
     return table
+
+
+def _declared(answer: str) -> list[str]:
+    """`module.function` for each function a resources/read answer of TypeScript declarations declares."""
+    try:
+        contents = json.loads(answer).get("result", {}).get("contents", [])
+    except (ValueError, AttributeError):
+        return []
+    names: list[str] = []
+    for content in contents:
+        module = None
+        for line in str(content.get("text", "")).splitlines():
+            if found := re.match(r"^  (\w+): \{", line):
+                module = found.group(1)
+            elif (found := re.match(r"^    (\w+)\(", line)) and module is not None:
+                names.append(f"{module}.{found.group(1)}")
+    return names
 
 
 async def _joined(*calls: Awaitable[str]) -> str:
