@@ -4,7 +4,8 @@
 an array of objects (or an object holding one, such as `{items, next_cursor}`), a `table` with the columns of the
 item schema and, when the function pages, how to ask for the next page (the cursor, page or offset argument, and
 where a cursor's next value is in the result); for an object, a `detail` of its fields; for anything else,
-`plain`. `args` describes the function's arguments for a form (types, choices, required marks, descriptions).
+`plain`. `args` describes the function's arguments for a form (types, choices, required marks, descriptions;
+optional headers are `secondary`, which the form folds away unless the agent proposed a value).
 Only names, titles and descriptions from the document go in, each cut short; the script shows them as text.
 """
 
@@ -42,13 +43,15 @@ class Paging(TypedDict):
 
 
 class Field(TypedDict):
-    """One argument of the form: its JSON type (`json` for objects, arrays and mixtures, typed as JSON text)."""
+    """One argument of the form: its JSON type (`json` for objects, arrays and mixtures, typed as JSON text);
+    `secondary` for an optional header or cookie (an API version, an idempotency key), seldom set by a person."""
 
     name: str
     title: str
     type: Literal["string", "integer", "number", "boolean", "json"]
     required: bool
     nullable: bool
+    secondary: bool
     description: str
     choices: NotRequired[list[Any]]
     default: NotRequired[Any]
@@ -312,7 +315,19 @@ def _fields(function: Function) -> list[Field]:
     if not isinstance(properties, Mapping):
         return []
     listed = list(properties.items())[:_MAX_ARGS]
-    return [_field(str(name), _resolved(raw, defs), name in needed, _own_title(raw)) for name, raw in listed]
+    secondary = _secondary(function)
+    return [
+        _field(str(name), _resolved(raw, defs), name in needed, name in secondary, _own_title(raw))
+        for name, raw in listed
+    ]
+
+
+def _secondary(function: Function) -> frozenset[str]:
+    """The names of the optional arguments that only go in headers (or cookies): the request's plumbing, such as
+    Prefect's `x-prefect-api-version` on every operation, not what the call is about."""
+    plumbing = {arg.name for arg in function.args if arg.location in ("header", "cookie") and not arg.required}
+    other = {arg.name for arg in function.args if arg.location not in ("header", "cookie") or arg.required}
+    return frozenset(plumbing - other)
 
 
 def _own_title(schema: Any) -> str | None:
@@ -321,7 +336,7 @@ def _own_title(schema: Any) -> str | None:
     return title if isinstance(title, str) and title else None
 
 
-def _field(name: str, schema: Mapping[str, Any], required: bool, title: str | None) -> Field:
+def _field(name: str, schema: Mapping[str, Any], required: bool, secondary: bool, title: str | None) -> Field:
     kind = _type(schema)
     field = Field(
         name=_cut(name, _MAX_NAME),
@@ -329,6 +344,7 @@ def _field(name: str, schema: Mapping[str, Any], required: bool, title: str | No
         type=kind if kind in ("string", "integer", "number", "boolean") else "json",  # type: ignore[typeddict-item]
         required=required,
         nullable=bool(schema.get("nullable")),
+        secondary=secondary and not required,
         description=_cut(str(schema.get("description") or ""), _MAX_TEXT),
     )
     choices = schema.get("enum")

@@ -314,3 +314,14 @@ def test_an_object_with_many_fields_besides_a_list_is_a_detail_not_a_page() -> N
     assert view_of(catalog.function("orders.get_order"))["kind"] == "detail"  # an order and its lines
     page = view_of(catalog.function("orders.list_orders"))
     assert page["kind"] == "table" and page["rows"] == ["items"]
+
+
+def test_an_optional_header_is_a_secondary_field_of_the_form_and_every_other_argument_is_not() -> None:
+    delete_flow = view_of(corpus_catalog("prefect-server-api.json").function("flows.delete_flow"))
+    assert [(f["name"], f["required"], f["secondary"]) for f in delete_flow["args"]] == [
+        ("id", True, False),
+        ("x-prefect-api-version", False, True),
+    ]
+    create_order = view_of(_demo().catalog.function("orders.create_order"))
+    secondary = [field["name"] for field in create_order["args"] if field["secondary"]]
+    assert secondary == ["Idempotency-Key"]  # not the optional body fields shipping_address and note

@@ -3,7 +3,8 @@ TypeScript MCP client, talking to the gateway on real uvicorn (tests/gateway/app
 through the initialize handshake. A list renders as a table that sorts and pages through the host, one object as
 a detail; hostile strings from the API and the document stay
 text; the page's policy blocks every outside load; the frame calls only what its caller may; 500 rows render
-quickly; an approval form performs a write after Confirm and nothing after Cancel. Screenshots go to the test's
+quickly; an approval form performs a write after Confirm and nothing after Cancel, folds optional headers the agent
+left out, and marks a destructive call's Confirm as dangerous. Screenshots go to the test's
 temporary directory; their paths are printed.
 
 Needs Debian's Chromium and playwright-core (`scripts/install-browser`) and the host's npm packages
@@ -43,7 +44,19 @@ PLAYWRIGHT_CORE = TOOLS / "browser" / "node_modules" / "playwright-core"
 HOST_PACKAGES = TOOLS / "apps-host" / "node_modules"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 HOST = Path(__file__).with_name("apps_host")
-SCENARIOS = ("table", "detail", "handshake", "hostile", "csp", "policy", "rows500", "form", "cancel")
+SCENARIOS = (
+    "table",
+    "detail",
+    "handshake",
+    "hostile",
+    "csp",
+    "policy",
+    "rows500",
+    "form",
+    "cancel",
+    "folded",
+    "destructive",
+)
 
 #: Strings an API might hold that would run or load something if a page took them for markup or a link.
 HOSTILE = (
@@ -279,3 +292,25 @@ def test_cancel_performs_nothing_and_tells_the_model(observed: dict[str, Any]) -
     assert seen["shown"] == "Cancelled: orders.update_order was not called."
     assert seen["after"] == seen["before"] != "must not be written"
     assert seen["modelContext"][0]["content"][0]["text"].startswith("The person cancelled the call")
+
+
+def test_an_optional_header_the_agent_left_out_is_folded_under_more_arguments_after_the_others(
+    observed: dict[str, Any],
+) -> None:
+    seen = _fine(observed, "folded")
+    left = seen["left"]
+    assert left["more"] == {"open": False, "summary": "More arguments (1)"}
+    assert left["folded"] == ["Idempotency-Key"] and left["visible"] is False
+    assert left["end"] == "DETAILS"  # after every other field
+    assert seen["opened"] is True
+    proposed = seen["proposed"]  # the agent proposed a key: it is in view, nothing is folded
+    assert proposed["more"] is None and proposed["folded"] == [] and proposed["visible"] is True
+
+
+def test_a_destructive_calls_confirm_is_a_danger_button_unlike_a_writes(observed: dict[str, Any]) -> None:
+    seen = _fine(observed, "destructive")
+    assert seen["write"]["className"] == "primary" and seen["destructive"]["className"] == "primary danger"
+    assert seen["destructive"]["label"] == seen["write"]["label"] == "Confirm"
+    assert seen["destructive"]["background"] == "rgb(180, 35, 24)"  # the page's --danger, not the write's blue
+    assert seen["write"]["background"] == "rgb(47, 111, 235)"
+    assert seen["shown"] == "Cancelled: customers.delete_customer was not called."

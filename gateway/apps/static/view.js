@@ -494,9 +494,15 @@
       : "This call changes data. Check the values, then confirm."));
     var controls = {};
     var known = {};
+    // Optional headers the agent left out (an API version, an idempotency key) fold under "More arguments".
+    var more = el("details", "more");
+    var tucked = 0;
+    more.appendChild(el("summary"));
     fields.forEach(function (field) {
       known[field.name] = true;
-      controls[field.name] = control(box, field, proposed[field.name]);
+      var fold = field.secondary && !Object.prototype.hasOwnProperty.call(proposed, field.name);
+      if (fold) tucked++;
+      controls[field.name] = control(fold ? more : box, field, proposed[field.name]);
     });
     Object.keys(proposed).forEach(function (name) {
       if (!known[name]) {
@@ -504,6 +510,10 @@
         controls[name] = control(box, field, proposed[name]);
       }
     });
+    if (tucked) {
+      more.firstChild.textContent = "More arguments (" + tucked + ")";
+      box.appendChild(more);
+    }
     var problem = el("p", "error");
     box.appendChild(problem);
     var actions = el("div", "actions");
@@ -527,7 +537,7 @@
         tell("The person approved the call of " + proposal.function + " with " + JSON.stringify(values) +
           (result.isError ? "; it failed: " : "; it answered: ") + said);
       }, failed);
-    }, "primary");
+    }, effect === "destructive" ? "primary danger" : "primary");
     var cancel = button("Cancel", function () {
       confirm.disabled = cancel.disabled = true;
       call("cancel_call", { handle: approval.handle }).then(function () {

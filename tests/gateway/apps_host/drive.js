@@ -238,6 +238,58 @@ const SCENARIOS = {
   },
 };
 
+SCENARIOS.folded = async (page, seen) => {
+  // An optional header the agent left out folds under a closed "More arguments"; one it proposed stays in view.
+  const order = { customer_id: 1, items: [{ product_id: 1, quantity: 1 }] };
+  const form = async (args) => {
+    await show(page, { mcp: "/mcp", token: TOKEN, tool: "call_function", args: { name: "orders.create_order", args } });
+    const frame = await view(page);
+    await frame.waitForSelector("form.approval");
+    return [frame, await frame.evaluate(() => {
+      const more = document.querySelector("form.approval details.more");
+      const inMore = (name) => Boolean(document.querySelector(`[name="${name}"]`).closest("details"));
+      return {
+        more: more && { open: more.open, summary: more.querySelector("summary").textContent },
+        folded: ["Idempotency-Key", "customer_id", "items", "shipping_address", "note"].filter(inMore),
+        visible: document.querySelector('[name="Idempotency-Key"]').checkVisibility(),
+        end: document.querySelector("form.approval").lastElementChild.previousElementSibling.previousElementSibling.tagName,
+      };
+    })];
+  };
+  const [frame, left] = await form(order);
+  seen.left = left;
+  await page.screenshot({ path: `${artifacts}/apps-form-folded.png`, fullPage: true });
+  const sized = await page.evaluate(() => window.hostLog.sizes.length);
+  await frame.click("form.approval details.more summary");
+  await page.waitForFunction((sized) => window.hostLog.sizes.length > sized, sized); // the frame grew
+  seen.opened = await frame.$eval('[name="Idempotency-Key"]', (node) => node.checkVisibility());
+  await page.screenshot({ path: `${artifacts}/apps-form-unfolded.png`, fullPage: true });
+  await frame.click("form.approval .actions button:not(.primary)");
+  await frame.waitForSelector("p.note");
+  await page.goto(`${base}/host`, { waitUntil: "load" });
+  seen.proposed = (await form({ ...order, "Idempotency-Key": "once" }))[1];
+};
+
+SCENARIOS.destructive = async (page, seen) => {
+  // A destructive call's Confirm is a danger button, unlike a write's; then the person cancels.
+  const colour = async (call) => {
+    await show(page, { mcp: "/mcp", token: TOKEN, tool: "call_function", args: call });
+    const frame = await view(page);
+    await frame.waitForSelector("form.approval");
+    return [frame, await frame.$eval("form.approval button.primary", (node) => ({
+      className: node.className, label: node.textContent, background: getComputedStyle(node).backgroundColor,
+    }))];
+  };
+  seen.write = (await colour({ name: "orders.update_order", args: { order_id: 4, note: "not written" } }))[1];
+  await page.goto(`${base}/host`, { waitUntil: "load" });
+  const [frame, confirm] = await colour({ name: "customers.delete_customer", args: { customer_id: 1 } });
+  seen.destructive = confirm;
+  await page.screenshot({ path: `${artifacts}/apps-form-destructive.png`, fullPage: true });
+  await frame.click("form.approval .actions button:not(.primary)");
+  await frame.waitForSelector("p.note");
+  seen.shown = await frame.$eval("p.note", (node) => node.textContent);
+};
+
 // The scripted trial on real FastAPI apps (scripts/real-apps/views.py): each call of REAL_CALLS (JSON: a list of
 // {tool, args}) shown in its view, with what it rendered; a table's Next is followed once.
 SCENARIOS.real = async (page, seen) => {
