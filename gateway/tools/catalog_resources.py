@@ -231,7 +231,7 @@ def catalog_resources(
             description="The functions of one module, one line each, as search_functions lists them.",
             mime_type=_TEXT,
             read=module,
-            complete={"module": lambda caller: [item.name for item in caller.catalog.modules]},
+            complete={"module": _module_names},
             entries=_cached(module_entries),
         ),
         ResourceTemplate(
@@ -261,7 +261,7 @@ def catalog_resources(
             description="The functions of one module as run_script's `api` has them, in TypeScript.",
             mime_type=_TYPESCRIPT,
             read=module_types,
-            complete={"module": lambda caller: [item.name for item in caller.catalog.modules]},
+            complete={"module": _module_names},
         ),
     ]
     if views is not None:
@@ -367,3 +367,8 @@ def gateway_prompts(catalog: Catalog, *, name: str, scripts: bool, operator: Seq
         },
         renderers=renderers,
     )
+
+
+def _module_names(caller: CallerPolicy) -> list[str]:
+    """The names a `{module}` template variable completes to: the caller's own modules."""
+    return [item.name for item in caller.catalog.modules]
