@@ -190,6 +190,7 @@ class FunctionIndex:
         )
         #: What makes each function the same call as another at another route (`/v1/chat` and `/chat`), or None.
         self.routes: tuple[tuple[str, ...] | None, ...] = tuple(_route_key(function) for function in self.functions)
+        self._route_of = {id(function): key for function, key in zip(self.functions, self.routes, strict=True)}
         #: The stem of the API's own name ("zoom" for the Zoom API): in a query it names the API, not a function.
         self.brand: frozenset[str] = _brand(catalog.title)
         self.modules: tuple[Module, ...] = catalog.modules
@@ -220,6 +221,22 @@ class FunctionIndex:
         if limit is not None and len(distinct) < limit and len(ranked) == fetch:
             distinct, routes = self._distinct(self._ranked(query, module, None))
         return (distinct + routes)[:limit]
+
+    def routes_last(self, functions: Sequence[Function]) -> list[Function]:
+        """`functions` in their order, but a function that is another route to one before it comes after every
+        function that is not (the rule of `score`, kept by an order made elsewhere: the semantic reranking)."""
+        seen: set[tuple[str, ...]] = set()
+        distinct: list[Function] = []
+        routes: list[Function] = []
+        for function in functions:
+            key = self._route_of.get(id(function))
+            if key is not None and key in seen:
+                routes.append(function)
+            else:
+                if key is not None:
+                    seen.add(key)
+                distinct.append(function)
+        return distinct + routes
 
     def _distinct(self, ranked: list[tuple[int, float]]) -> tuple[list[tuple[Function, float]], ...]:
         """`ranked` split into the first function of each call and the other routes to the same calls."""

@@ -237,10 +237,18 @@ class Vectors:
         self.error: SemanticModelError | None = None
         self.ready = threading.Event()
         self._cache_dir = cache_dir
+        self._ids = frozenset(self.rows)
+        # A caller's view of a catalog being embedded now (its functions are the catalog's own objects) waits for
+        # that catalog's vectors and takes its rows from them, rather than embedding the same functions twice.
+        with _FILLING_LOCK:
+            self._source = next((other for other in _FILLING if self._ids <= other._ids), None)
+            _FILLING.add(self)
         threading.Thread(target=self._fill, name="semantic-search-vectors", daemon=True).start()
 
     def _fill(self) -> None:
         try:
+            if self._source is not None:
+                self._source.ready.wait()
             embedder = _embedder()
             texts = [function_text(function) for function in self.functions]
             remembered = _remembered(texts)
@@ -254,12 +262,18 @@ class Vectors:
             )
             logger.exception("semantic search could not embed the catalog's functions; ranking lexically")
         finally:
+            with _FILLING_LOCK:
+                _FILLING.discard(self)
             self.ready.set()
 
     def query(self, text: str) -> Matrix:
         """The query's vector (the model is loaded once `ready` is set without error)."""
         return cast("Matrix", _embedder().embed([text])[0])
 
+
+# The vectors being made now, for a view of one of their catalogs to wait for.
+_FILLING: weakref.WeakSet[Vectors] = weakref.WeakSet()
+_FILLING_LOCK = threading.Lock()
 
 # Vectors by function text, for every catalog embedded in this process: a caller's view of a catalog (a subset of
 # its functions) finds all of its own here without embedding anything.

@@ -75,9 +75,12 @@ class SearchIndex:
         """The `limit` functions that best match `query` (within `module` when given), best first."""
         semantic = self.ranking.semantic_on
         fetch = max(limit, CANDIDATES) if semantic else limit
-        scored = _index_of(self.catalog).score(parse_query(query), module, fetch)
+        index = _index_of(self.catalog)
+        scored = index.score(parse_query(query), module, fetch)
         reranked = ranked(self.catalog, query, scored, self.ranking) if semantic else None
-        return tuple(reranked[:limit] if reranked is not None else (function for function, _ in scored[:limit]))
+        if reranked is None:
+            return tuple(function for function, _ in scored[:limit])
+        return tuple(index.routes_last(reranked)[:limit])
 
     def scored(self, query: str, *, module: str | None = None) -> list[tuple[Function, float]]:
         """Every function that matches `query` at all, with its score, best first; ties in name order."""

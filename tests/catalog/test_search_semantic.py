@@ -227,3 +227,46 @@ def test_reranking_github_keeps_the_lexical_top_hit_for_tasks_that_name_a_call(t
     assert search(github, "merge a pull request", ranking=ranking).functions[0].name == "pulls.merge"
     assert search(github, "create an issue", ranking=ranking).functions[0].name == "issues.create"
     assert search(github, "issues.create_comment", ranking=ranking).functions[0].name == "issues.create_comment"
+
+
+def test_reranking_keeps_other_routes_to_the_same_call_after_every_different_call(tmp_path: Path) -> None:
+    from catalog.builder import build_catalog
+    from catalog.loading import load_document
+    from tests.catalog.test_search import ROUTES
+
+    ranking = semantic_ranking(tmp_path)
+    catalog = build_catalog(load_document(ROUTES))
+    index = SearchIndex(catalog, ranking)
+    assert index.build(wait_semantic=WAIT)
+    for query in ("chat completion", "complete a chat", "send chat messages to the model"):
+        names = [function.name for function in index.rank(query, limit=6)]
+        routes = [position for position, name in enumerate(names) if name in ("llm.chat", "llm.chat_v1")]
+        assert len(routes) == 2, (query, names)
+        assert routes[1] > max(p for p, name in enumerate(names) if name not in ("llm.chat", "llm.chat_v1")), names
+
+
+def test_a_view_of_a_catalog_being_embedded_takes_its_vectors_instead_of_embedding_them_again(
+    tmp_path: Path, shop: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ranking = semantic_ranking(tmp_path)
+    release = threading.Event()
+    embedded: list[int] = []
+    real = semantic._cached
+
+    def held(texts: list[str], *args: object) -> object:
+        embedded.append(len(texts))
+        release.wait(WAIT)
+        return real(texts, *args)  # type: ignore[arg-type]
+
+    semantic._KNOWN.clear()
+    monkeypatch.setattr(semantic, "_cached", held)
+    assert not SearchIndex(shop, ranking).build(wait_semantic=0)
+    view = Catalog(
+        title=shop.title, version=shop.version, description=shop.description, modules=shop.modules[:2], terms=()
+    )
+    index = SearchIndex(view, ranking)
+    assert not index.build(wait_semantic=0.2)
+    release.set()
+    assert index.build(wait_semantic=WAIT)
+    assert embedded == [len(shop.functions())]
+    assert index.rank("cancel an order")
