@@ -89,6 +89,9 @@ _VALUES: Final = (
     (re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b"), " email "),
     (re.compile(r"\b[A-Z][A-Z0-9]{1,9}-[0-9]+\b"), " issue "),
 )
+#: A camelCase name as a vendor's SDK spells a call (`issues.addLabels`, `listForOrg`): its words, before the
+#: query is lower-cased. Only names that start in lower case, so `GitHub` and `OAuth` stay one word.
+_CAMEL_NAME: Final = re.compile(r"\b[a-z][a-z0-9]*(?:[A-Z][A-Za-z0-9]*)+\b")
 #: "who changed…", "when was … deleted": a question about what happened to something, its history.
 _WHO_CHANGED: Final = re.compile(
     r"\bwho\s+(changed|modified|edited|updated|deleted|removed|touched|did|made|created|moved)\b|"
@@ -418,7 +421,7 @@ def _values(text: str) -> str:
         text = unquoted
     for pattern, kind in _VALUES:
         text = pattern.sub(kind, text)
-    return text
+    return _CAMEL_NAME.sub(lambda match: " ".join(words(match.group())), text)
 
 
 def _stop_doing(text: str) -> tuple[str, bool]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
+from catalog._search_text import words
 from catalog.errors import SemanticModelError
 from catalog.model import Catalog, Function
 
@@ -348,7 +349,8 @@ def vectors_of(catalog: Catalog, cache_dir: Path | None) -> Vectors:
 
 
 def _plain(text: str) -> str:
-    return _WORD_BREAK.sub(" ", text.lower()).strip()
+    """The words of a name or query, camelCase split: `issues.addLabels` and `issues.add_labels` read the same."""
+    return " ".join(words(text))
 
 
 def _named(function: Function, query: str) -> bool:

@@ -697,3 +697,18 @@ def test_a_word_in_most_answers_tells_no_function_apart() -> None:
     ]
     owner = SearchIndex(catalog).scored("owner")
     assert owner == [], owner  # only in answers, and in every one of them
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("issues.addLabels", "issues.add_labels"),
+        ("octokit.rest.issues.addLabels", "issues.add_labels"),
+        ("repos.listForOrg", "repos.list_for_org"),
+        ("pulls.requestReviewers", "pulls.request_reviewers"),
+    ],
+)
+def test_a_call_named_in_camel_case_as_a_vendor_sdk_spells_it_is_found_first(
+    github: Catalog, query: str, expected: str
+) -> None:
+    assert search(github, query, limit=5).functions[0].name == expected
