@@ -4,29 +4,23 @@ then two gateway instances behind one Redis store, where a handle one gives is u
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 import anyio
 import pytest
-import redis.asyncio as redis
 
 from catalog.model import Function
 from gateway.errors import ToolError
 from gateway.limits import Limits
-from gateway.mcp.tasks.store import RedisTaskStore, SqliteTaskStore, TaskStore
 from gateway.options import Effects
 from gateway.policy import CallerPolicy, Policy
 from gateway.requests import RequestInfo
 from gateway.rest.credentials import Credentials
 from gateway.tools.approvals import Approvals, Pending, arguments_hash
+from tests.gateway.task_stores import RedisPair, SqlitePair, StorePair
 from tests.gateway.test_approval import DELETE, connect, delete, demo_catalog, make_gateway, product_exists
-from tests.oauth.conftest import (
-    FakeClock,
-    redis_url,  # noqa: F401 - the session's redis-server fixture
-)
+from tests.oauth.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
 
@@ -51,33 +45,10 @@ def deleting() -> Function:
     return demo_catalog().function(DELETE)
 
 
-class ServerClock(FakeClock):
-    """The real clock, for a store whose server keeps the time (Redis expires keys itself)."""
-
-    @property
-    def now(self) -> float:
-        return time.time()
-
-    @now.setter
-    def now(self, value: float) -> None:
-        pass
-
-
-class ApprovalsContract:
+class ApprovalsContract(StorePair):
     """What approval handles do on every store; subclasses open two instances' views of one store."""
 
     ttl = 60.0
-
-    def clock(self) -> FakeClock:
-        return FakeClock()
-
-    async def let_pass(self, clock: FakeClock, seconds: float) -> None:
-        clock.advance(seconds)
-
-    @asynccontextmanager
-    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
-        raise NotImplementedError
-        yield  # pragma: no cover
 
     @asynccontextmanager
     async def instances(self, clock: FakeClock) -> AsyncIterator[tuple[Approvals, Approvals]]:
@@ -153,44 +124,12 @@ class ApprovalsContract:
             await two.issue(caller(), deleting(), {}, kind="form")
 
 
-class TestSqliteApprovals(ApprovalsContract):
-    @pytest.fixture(autouse=True)
-    def _folder(self, tmp_path: Path) -> None:
-        self.path = tmp_path / "approvals.db"
-
-    @asynccontextmanager
-    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
-        one, two = SqliteTaskStore(self.path, clock=clock), SqliteTaskStore(self.path, clock=clock)
-        try:
-            yield one, two
-        finally:
-            await one.aclose()
-            await two.aclose()
+class TestSqliteApprovals(SqlitePair, ApprovalsContract):
+    pass
 
 
-class TestRedisApprovals(ApprovalsContract):
+class TestRedisApprovals(RedisPair, ApprovalsContract):
     ttl = 0.4
-
-    def clock(self) -> FakeClock:
-        return ServerClock()
-
-    async def let_pass(self, clock: FakeClock, seconds: float) -> None:
-        await anyio.sleep(seconds)  # Redis expires keys by its own clock
-
-    @pytest.fixture(autouse=True)
-    def _server(self, redis_url: str, request: pytest.FixtureRequest) -> None:  # noqa: F811
-        self.url = redis_url
-        self.prefix = f"test-{request.node.name}:"
-
-    @asynccontextmanager
-    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
-        one = RedisTaskStore(redis.Redis.from_url(self.url, decode_responses=True), prefix=self.prefix, clock=clock)
-        two = RedisTaskStore(redis.Redis.from_url(self.url, decode_responses=True), prefix=self.prefix, clock=clock)
-        try:
-            yield one, two
-        finally:
-            await one.aclose()
-            await two.aclose()
 
     async def test_two_gateway_instances_behind_one_store_agree_on_a_confirmation(self) -> None:
         effects = Effects(approval="destructive", approval_store=self.url)

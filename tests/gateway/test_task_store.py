@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from pathlib import Path
-
 import anyio
 import pytest
-import redis.asyncio as redis
 
 from gateway.errors import ConfigError
 from gateway.mcp.tasks.store import RedisTaskStore, SqliteTaskStore, TaskStore, TaskStoreError, open_task_store
-from tests.oauth.conftest import (
-    FakeClock,
-    redis_url,  # noqa: F401 - the session's redis-server fixture
-)
+from tests.gateway.task_stores import RedisPair, SqlitePair, StorePair
+from tests.oauth.conftest import FakeClock
 
 pytestmark = pytest.mark.anyio
 
@@ -28,39 +20,12 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class ServerClock(FakeClock):
-    """The real clock, for a store whose server keeps the time (Redis expires keys itself): time passes by waiting."""
-
-    @property
-    def now(self) -> float:
-        return time.time()
-
-    @now.setter
-    def now(self, value: float) -> None:
-        pass
-
-    def advance(self, seconds: float) -> None:
-        raise AssertionError("a server's clock cannot be moved; use TaskStoreContract.let_pass")
-
-
-class TaskStoreContract:
+class TaskStoreContract(StorePair):
     """The behaviour every `TaskStore` must have; subclasses say how to open two views of one store and how time
     passes for it."""
 
     lifetime = 60.0
     """How long the short-lived tasks of the expiry tests live."""
-
-    def clock(self) -> FakeClock:
-        return FakeClock()
-
-    async def let_pass(self, clock: FakeClock, seconds: float) -> None:
-        clock.advance(seconds)
-
-    @asynccontextmanager
-    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
-        """Two stores over the same data, as two gateway instances would have."""
-        raise NotImplementedError
-        yield  # pragma: no cover
 
     async def test_a_task_created_is_read_back_from_another_instance_by_its_owner_only(self) -> None:
         clock = FakeClock()
@@ -174,20 +139,7 @@ class TaskStoreContract:
             assert await one.ids("alice") == ["t"]
 
 
-class TestSqliteTaskStore(TaskStoreContract):
-    @pytest.fixture(autouse=True)
-    def _folder(self, tmp_path: Path) -> None:
-        self.path = tmp_path / "state" / "tasks.db"
-
-    @asynccontextmanager
-    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
-        one, two = SqliteTaskStore(self.path, clock=clock), SqliteTaskStore(self.path, clock=clock)
-        try:
-            yield one, two
-        finally:
-            await one.aclose()
-            await two.aclose()
-
+class TestSqliteTaskStore(SqlitePair, TaskStoreContract):
     async def test_the_file_is_the_owners_alone_in_a_folder_it_made(self) -> None:
         async with self.stores(FakeClock()) as (one, _):
             await one.ids("alice")
@@ -217,29 +169,8 @@ class TestSqliteTaskStore(TaskStoreContract):
         assert refused.value.detail == closed
 
 
-class TestRedisTaskStore(TaskStoreContract):
+class TestRedisTaskStore(RedisPair, TaskStoreContract):
     lifetime = 0.4
-
-    def clock(self) -> FakeClock:
-        return ServerClock()
-
-    async def let_pass(self, clock: FakeClock, seconds: float) -> None:
-        await anyio.sleep(seconds)
-
-    @pytest.fixture(autouse=True)
-    def _server(self, redis_url: str, request: pytest.FixtureRequest) -> None:  # noqa: F811
-        self.url = redis_url
-        self.prefix = f"test-{request.node.name}:"
-
-    @asynccontextmanager
-    async def stores(self, clock: FakeClock) -> AsyncIterator[tuple[TaskStore, TaskStore]]:
-        one = RedisTaskStore(redis.Redis.from_url(self.url, decode_responses=True), prefix=self.prefix, clock=clock)
-        two = RedisTaskStore(redis.Redis.from_url(self.url, decode_responses=True), prefix=self.prefix, clock=clock)
-        try:
-            yield one, two
-        finally:
-            await one.aclose()
-            await two.aclose()
 
     async def test_a_server_that_does_not_answer_is_a_task_store_error_naming_what_failed(self) -> None:
         store = RedisTaskStore.from_url("redis://127.0.0.1:9/0")

@@ -38,8 +38,9 @@ from demo import ADMIN_KEY
 from gateway.rest.lifespan import app_lifespan
 from oauth.cimd import Address, ClientDocuments, FetchBudgets, is_client_id_url, is_public_address
 from oauth.errors import ClientDocumentError, ConfigError, ProtocolError
+from tests.conftest import free_port
 from tests.gateway.conftest import _Uvicorn
-from tests.oauth.conftest import Browser, FakeClock, Site, build_site, free_port, page_form, query
+from tests.oauth.conftest import Browser, FakeClock, Site, build_site, page_form, query
 from tests.oauth.test_attacks import BASE, authorize_url, exchange, new_verifier
 from tests.oauth.test_authorize import page
 

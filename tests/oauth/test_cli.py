@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from anyio.streams.text import TextReceiveStream
 
-from tests.oauth.conftest import free_port
+from tests.conftest import free_port
 
 pytestmark = pytest.mark.anyio
 

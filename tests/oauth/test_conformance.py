@@ -17,7 +17,8 @@ import pytest
 from anyio.streams.text import TextReceiveStream
 
 from oauth import PreregisteredClient
-from tests.oauth.conftest import Browser, free_port, serve_site
+from tests.conftest import free_port
+from tests.oauth.conftest import Browser, serve_site
 
 REPO = Path(__file__).resolve().parents[2]
 CONFORMANCE = REPO / ".tools" / "bin" / "conformance"

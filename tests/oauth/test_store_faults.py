@@ -24,8 +24,9 @@ from oauth._crypto import token_hash
 from oauth.errors import StoreUnavailableError
 from oauth.outage import Outage
 from oauth.store_redis import RedisStore
+from tests.conftest import free_port
 from tests.oauth.clients import MemoryStorage, connect, handlers, provider, whoami
-from tests.oauth.conftest import Browser, FakeClock, free_port, serve_site
+from tests.oauth.conftest import Browser, FakeClock, serve_site
 
 pytestmark = pytest.mark.anyio
 
