@@ -347,25 +347,29 @@ class McpEndpoint:
         """What a `tools/call` answers on every path (the SDK's handler and the HTTP transport's lean path):
         `MCPError` (-32602) for an unknown tool, or one hidden from this caller (an app-only tool, unless `ui`: the
         client renders MCP Apps), else the tool's result; `MCPError` (-32000) when a store it needs cannot answer."""
-        import mcp_types as types
-        from mcp.shared.exceptions import MCPError
-
         spec = self._specs.get(name)
         if spec is None or (spec.app_only and not ui) or (self.policy.varies and await caller.hides_tool(name)):
             # MCP 2025-11-25 server/tools, error handling: an unknown tool is a protocol error (-32602). A tool
             # hidden from this caller is unknown to it, in the same words.
+            import mcp_types as types
+            from mcp.shared.exceptions import MCPError
+
             raise MCPError(
                 code=types.INVALID_PARAMS,
                 message=f"Unknown tool {shown(name)}; call tools/list for the tools this server has",
             )
-        token = renders_ui.set(ui)
+        # Set only when it changes: a call from a client that renders no MCP Apps finds it unset already.
+        token = renders_ui.set(ui) if renders_ui.get() != ui else None
         try:
             return await self._run(spec, arguments, caller)
         except UnavailableError as error:
+            from mcp.shared.exceptions import MCPError
+
             # The server's trouble, said as the task store says it: JSON-RPC 2.0 §5.1 server error, with a retry.
             raise MCPError(code=_SERVER_ERROR, message=str(error), data={"retryAfter": error.retry_after}) from error
         finally:
-            renders_ui.reset(token)
+            if token is not None:
+                renders_ui.reset(token)
 
 
 def _declaring(

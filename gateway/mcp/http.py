@@ -321,12 +321,15 @@ class StreamableHttpApp:
         # The caller policy, built once for the request: every path of it asks this one.
         caller = self.endpoint.policy.of(info)
         token = serving.set(caller)
-        # What the client declared at initialize, said again by the session id it was given (gateway.mcp.capabilities).
-        declared = declared_in_session.set(ui_session(headers.get("mcp-session-id")))
+        # What the client declared at initialize, said again by the session id it was given (gateway.mcp.capabilities);
+        # set only when it changes (a request without such an id finds it unset already).
+        in_session = ui_session(headers.get("mcp-session-id"))
+        declared = declared_in_session.set(in_session) if declared_in_session.get() != in_session else None
         try:
             await self._serve_mcp({**scope, _REQUEST_INFO: info, _CALLER: caller}, receive, send, headers)
         finally:
-            declared_in_session.reset(declared)
+            if declared is not None:
+                declared_in_session.reset(declared)
             serving.reset(token)
 
     async def _serve_mcp(self, scope: Scope, receive: Receive, send: Send, headers: Mapping[str, str]) -> None:

@@ -6,6 +6,7 @@ in-process (`McpEndpoint.call_tool`) exactly as a client sees them over MCP.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -75,9 +76,10 @@ class ToolSpec:
     open_world: bool
     meta: Mapping[str, Any] | None = None
 
-    @property
+    @functools.cached_property
     def app_only(self) -> bool:
-        """Whether only an app (MCP Apps), never the model, calls this tool: `_meta.ui.visibility` is `["app"]`."""
+        """Whether only an app (MCP Apps), never the model, calls this tool: `_meta.ui.visibility` is `["app"]`
+        (read once: every tools/call asks)."""
         ui = self.meta.get("ui") if self.meta is not None else None
         visibility = ui.get("visibility") if isinstance(ui, Mapping) else None
         return isinstance(visibility, list | tuple) and list(visibility) == ["app"]

@@ -212,13 +212,11 @@ def content_block(block: Content) -> dict[str, Any]:
 
 def call_result(result: ToolResult) -> dict[str, Any]:
     """The wire `CallToolResult` of a tool's result, keys in the order the SDK's result sieve writes them."""
-    wire: dict[str, Any] = {"_meta": result.meta} if result.meta is not None else {}
+    wire: dict[str, Any] = {"_meta": dict(result.meta)} if result.meta is not None else {}
     wire["content"] = [content_block(block) for block in result.content]
     wire["isError"] = result.is_error
     if result.structured is not None:
         wire["structuredContent"] = result.structured
-    if result.meta:
-        wire["_meta"] = dict(result.meta)
     return wire
 
 
