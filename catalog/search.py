@@ -77,7 +77,7 @@ class SearchIndex:
         fetch = max(limit, CANDIDATES) if semantic else limit
         index = _index_of(self.catalog)
         scored = index.score(parse_query(query), module, fetch)
-        reranked = ranked(self.catalog, query, scored, self.ranking) if semantic else None
+        reranked = ranked(self.catalog, query, scored, self.ranking, module) if semantic else None
         if reranked is None:
             return tuple(function for function, _ in scored[:limit])
         return tuple(index.routes_last(reranked)[:limit])

@@ -116,12 +116,35 @@ def test_a_changed_tokenizer_file_is_refused_too(tmp_path: Path) -> None:
         semantic.Embedder(tokenizer=tokenizer)
 
 
+def test_a_changed_adapter_file_is_refused_too(tmp_path: Path) -> None:
+    semantic_ranking(tmp_path)
+    adapter = tmp_path / "adapter.npy"
+    data = bytearray(semantic.ADAPTER.read_bytes())
+    data[-1] ^= 1
+    adapter.write_bytes(bytes(data))
+    with pytest.raises(SemanticModelError, match=r"adapter\.npy"):
+        semantic.Embedder(adapter=adapter)
+
+
 def test_the_model_license_and_notice_ship_beside_the_tokenizer() -> None:
     folder = semantic.TOKENIZER.parent
     assert "Apache License" in (folder / "LICENSE.txt").read_text(encoding="utf-8")
     notice = (folder / "NOTICE.txt").read_text(encoding="utf-8")
     assert semantic.MODEL_SHA256 in notice
     assert semantic.TOKENIZER_SHA256 in notice
+    assert semantic.ADAPTER_SHA256 in notice
+
+
+def test_the_adapter_moves_query_vectors_and_leaves_them_of_length_one(tmp_path: Path) -> None:
+    semantic_ranking(tmp_path)
+    import numpy
+
+    adapted, plain = semantic.Embedder(), semantic.Embedder(adapter=None)
+    for query in ("mute notifications for a repository", "who am I"):
+        moved, unmoved = adapted.query(query), plain.query(query)
+        assert abs(float(numpy.linalg.norm(moved)) - 1) < 1e-5
+        assert float(moved @ unmoved) < 0.999
+        assert numpy.array_equal(unmoved, plain.embed([query])[0])
 
 
 # -- the vectors and their cache -----------------------------------------------------------------------------------
@@ -206,15 +229,42 @@ def test_reranking_keeps_exact_name_hits_first(tmp_path: Path, shop: Catalog) ->
             assert index.rank(query, limit=3)[0] is function, query
 
 
-def test_reranking_reorders_only_the_lexical_candidates(tmp_path: Path, shop: Catalog) -> None:
+def test_reranking_orders_the_lexical_candidates_and_the_few_nearest_in_meaning(tmp_path: Path, shop: Catalog) -> None:
     ranking = semantic_ranking(tmp_path)
     index = SearchIndex(shop, ranking)
     assert index.build(wait_semantic=WAIT)
     lexical = SearchIndex(shop, Ranking(semantic=False))
+    limit = semantic.CANDIDATES + semantic.NEAREST
     for query in ("cancel an order", "show me what I bought", "remove a product"):
-        reranked = index.rank(query, limit=semantic.CANDIDATES)
-        assert set(reranked) == set(lexical.rank(query, limit=semantic.CANDIDATES))
+        reranked = index.rank(query, limit=limit)
+        candidates = set(lexical.rank(query, limit=semantic.CANDIDATES))
+        assert candidates <= set(reranked)
+        assert len(set(reranked) - candidates) <= semantic.NEAREST
         assert search(shop, query, ranking=ranking).functions == reranked[:10]
+
+
+def test_a_task_in_words_the_api_never_uses_finds_its_function_by_meaning_and_nonsense_finds_none(
+    tmp_path: Path, shop: Catalog
+) -> None:
+    ranking = semantic_ranking(tmp_path)
+    index = SearchIndex(shop, ranking)
+    assert index.build(wait_semantic=WAIT)
+    lexical = SearchIndex(shop, Ranking(semantic=False))
+    assert not lexical.rank("refund")
+    assert index.rank("refund", limit=3)[0].name == "orders.cancel_order"
+    for nonsense in ("xyzzy", "the weather in paris", "asdf qwerty"):
+        assert not lexical.rank(nonsense)
+        assert not index.rank(nonsense), nonsense
+        assert search(shop, nonsense, ranking=ranking).text.startswith("No function matches")
+
+
+def test_reranking_within_a_module_adds_only_that_modules_functions(tmp_path: Path, shop: Catalog) -> None:
+    ranking = semantic_ranking(tmp_path)
+    index = SearchIndex(shop, ranking)
+    assert index.build(wait_semantic=WAIT)
+    for module in shop.modules:
+        for query in ("cancel an order", "who am I", "remove a product"):
+            assert {function.module for function in index.rank(query, module=module.name, limit=30)} <= {module.name}
 
 
 @pytest.mark.slow
@@ -270,3 +320,15 @@ def test_a_view_of_a_catalog_being_embedded_takes_its_vectors_instead_of_embeddi
     assert index.build(wait_semantic=WAIT)
     assert embedded == [len(shop.functions())]
     assert index.rank("cancel an order")
+
+
+def test_a_view_of_a_catalog_finds_by_meaning_only_functions_of_its_own(tmp_path: Path, shop: Catalog) -> None:
+    ranking = semantic_ranking(tmp_path)
+    assert SearchIndex(shop, ranking).build(wait_semantic=WAIT)
+    kept = [module for module in shop.modules if module.name in ("products", "users")]
+    view = Catalog(title=shop.title, version=shop.version, description=shop.description, modules=kept, terms=())
+    index = SearchIndex(view, ranking)
+    assert index.build(wait_semantic=WAIT)
+    own = {function.name for function in view.functions()}
+    for query in ("refund", "cancel an order", "what did I purchase", "delete a customer"):
+        assert {function.name for function in index.rank(query, limit=30)} <= own, query
