@@ -41,6 +41,7 @@ __all__ = [
     "ADAPTER",
     "CANDIDATES",
     "MODEL_NAME",
+    "NEAR",
     "NEAREST",
     "WEIGHT",
     "Embedder",
