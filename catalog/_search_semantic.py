@@ -230,7 +230,7 @@ class Embedder:
         """The vector of a query: its sentence vector moved by the adapter, scaled to length 1."""
         import numpy as np
 
-        vector = self.embed([text])[0]
+        vector = cast("Matrix", self.embed([text])[0])
         if self.adapter is None:
             return vector
         moved = vector + self.adapter @ vector

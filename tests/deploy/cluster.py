@@ -11,7 +11,6 @@ import io
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -26,17 +25,12 @@ import httpx2
 
 from demo import MEMBER_KEY
 from oauth._authlib import s256_challenge
+from tests.conftest import free_port
 from tests.oauth.conftest import REDIRECT_URI, Browser, query
 
 REPO = Path(__file__).resolve().parents[2]
 HAPROXY_CFG = REPO / "deploy" / "haproxy.cfg"
 SECRET = "a-shared-secret-of-at-least-32-characters"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _binary(name: str, install: str) -> str:

@@ -18,7 +18,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from oauth._authlib import s256_challenge
-from tests.deploy.cluster import Cluster, free_port, running_cluster
+from tests.conftest import free_port
+from tests.deploy.cluster import Cluster, running_cluster
 from tests.oauth.conftest import REDIRECT_URI, page_form, query
 from tests.oauth.idp import IdpClient, IdpSettings, RunningProvider, running_provider
 

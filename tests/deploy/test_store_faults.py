@@ -21,12 +21,12 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.conftest import free_port
 from tests.deploy.cluster import (
     SECRET,
     Cluster,
     Tokens,
     environment,
-    free_port,
     login,
     running_cluster,
     start_process,

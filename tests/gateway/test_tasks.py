@@ -27,11 +27,8 @@ from gateway.limits import Limits
 from gateway.mcp.tasks import TaskConfig
 from gateway.mcp.tasks.store import open_task_store
 from gateway.policy import Access
+from tests.conftest import free_port
 from tests.gateway.conftest import serve_http
-from tests.oauth.conftest import (
-    free_port,
-    redis_url,  # noqa: F401 - the session's redis-server fixture
-)
 
 pytestmark = pytest.mark.anyio
 
