@@ -15,6 +15,7 @@ Another route to a call ranked higher (`/v1/chat` after `/chat`) comes after eve
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import math
 import re
@@ -629,14 +630,26 @@ def _choices(function: Function, terms: dict[str, Term]) -> list[str]:
         if arg.location == "body" and arg.name == "body":
             schemas.extend(_fields_of(arg.schema, terms, _TERM_DEPTH))
         elif "$ref" in arg.schema:
-            schemas.extend(_fields_of(arg.schema, terms, 0))
-        for schema in schemas:
+            # A field that names a term: the term, and its fields a level down (`state: state_create`, whose `type`
+            # says which state: "cancel a flow run" sets it to CANCELLED).
+            schemas.extend(_fields_of(arg.schema, terms, 1))
+        for schema in map(functools.partial(_enum_term, terms=terms), schemas):
             values = schema.get("enum") if isinstance(schema, dict) else None
             if not values and isinstance(schema, dict) and isinstance(schema.get("items"), dict):
                 values = schema["items"].get("enum")
             if isinstance(values, list) and len(values) <= _MAX_CHOICES:
                 found.extend(value for value in values if isinstance(value, str) and len(value) <= 40)
     return list(dict.fromkeys(found))
+
+
+def _enum_term(schema: object, terms: dict[str, Term]) -> object:
+    """The schema of the term `schema` names when that term is an enum (`type: state_type`), else `schema`."""
+    reference = schema.get("$ref") if isinstance(schema, dict) else None
+    if isinstance(reference, str) and reference.startswith(_TERM_REF):
+        term = terms.get(reference[len(_TERM_REF) :])
+        if term is not None and isinstance(term.schema, dict) and "enum" in term.schema:
+            return term.schema
+    return schema
 
 
 def _fields_of(schema: object, terms: dict[str, Term], depth: int) -> list[object]:

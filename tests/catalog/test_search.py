@@ -550,6 +550,61 @@ def test_a_body_that_is_a_choice_of_terms_is_found_by_the_values_its_terms_allow
     assert search(catalog, "shut down server 42", limit=1).functions[0].name == "server_actions.post_server_action"
 
 
+#: An orchestrator whose runs change state through one call: a body field naming a term, whose `type` is an enum term.
+RUNS: dict[str, Any] = {
+    "openapi": "3.1.0",
+    "info": {"title": "Orchestrator", "version": "1"},
+    "paths": {
+        "/runs/{id}": {
+            "parameters": _ID,
+            "get": {"operationId": "readRun", "tags": ["runs"], "summary": "Read a run"},
+            "delete": {"operationId": "deleteRun", "tags": ["runs"], "summary": "Delete a run"},
+        },
+        "/runs/{id}/set_state": {
+            "parameters": _ID,
+            "post": {
+                "operationId": "setRunState",
+                "tags": ["runs"],
+                "summary": "Set run state",
+                "requestBody": {
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["state"],
+                                "properties": {
+                                    "state": {"$ref": "#/components/schemas/StateCreate"},
+                                    "force": {"type": "boolean"},
+                                },
+                            }
+                        }
+                    }
+                },
+            },
+        },
+        "/runs/{id}/resume": {
+            "parameters": _ID,
+            "post": {"operationId": "resumeRun", "tags": ["runs"], "summary": "Resume a run"},
+        },
+    },
+    "components": {
+        "schemas": {
+            "StateCreate": {
+                "type": "object",
+                "properties": {"type": {"$ref": "#/components/schemas/StateType"}, "message": {"type": "string"}},
+            },
+            "StateType": {"type": "string", "enum": ["SCHEDULED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED"]},
+        }
+    },
+}
+
+
+def test_a_field_that_names_a_term_is_found_by_the_values_of_that_terms_enum_fields() -> None:
+    catalog = build_catalog(load_document(RUNS))
+    assert search(catalog, "cancel run 7", limit=1).functions[0].name == "runs.set_run_state"
+    assert search(catalog, "mark the run as failed", limit=1).functions[0].name == "runs.set_run_state"
+
+
 def test_search_is_deterministic_across_runs_and_catalogs() -> None:
     first, second = build_catalog(load_document(SHOP)), build_catalog(load_document(SHOP))
     for query in ("order", "list orders", "customers", "who am I"):
