@@ -6,8 +6,8 @@ a table of API synonyms and intents (`_search_vocabulary`), and a thesaurus of w
 (`_search_thesaurus`), read for the nouns an API does not use itself; it knows no API in particular and is
 deterministic.
 The index of a catalog is built on its first search and shared by every later one while the catalog lives.
-With the `semantic` extra installed, the lexical top candidates are reranked with sentence embeddings
-(`_search_semantic`, `Ranking`).
+With the `semantic` extra installed, the lexical top candidates and the few functions nearest to the query in
+meaning are ranked together with sentence embeddings (`_search_semantic`, `Ranking`).
 """
 
 from __future__ import annotations
