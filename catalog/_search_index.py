@@ -23,7 +23,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Final, TypeVar
 
 from catalog._search_query import Concept, Query
 from catalog._search_text import STOPWORDS, name_tokens, stem, tokens, words
@@ -31,6 +31,8 @@ from catalog._search_vocabulary import INTENTS, VERBS, Intent, expand
 from catalog.model import Catalog, Function, Module, Term
 
 __all__ = ["FunctionIndex", "first_sentence", "result_words"]
+
+_Item = TypeVar("_Item")
 
 
 @dataclass(frozen=True)
@@ -226,33 +228,13 @@ class FunctionIndex:
     def routes_last(self, functions: Sequence[Function]) -> list[Function]:
         """`functions` in their order, but a function that is another route to one before it comes after every
         function that is not (the rule of `score`, kept by an order made elsewhere: the semantic reranking)."""
-        seen: set[tuple[str, ...]] = set()
-        distinct: list[Function] = []
-        routes: list[Function] = []
-        for function in functions:
-            key = self._route_of.get(id(function))
-            if key is not None and key in seen:
-                routes.append(function)
-            else:
-                if key is not None:
-                    seen.add(key)
-                distinct.append(function)
+        distinct, routes = _routes_apart(functions, [self._route_of.get(id(function)) for function in functions])
         return distinct + routes
 
     def _distinct(self, ranked: list[tuple[int, float]]) -> tuple[list[tuple[Function, float]], ...]:
         """`ranked` split into the first function of each call and the other routes to the same calls."""
-        seen: set[tuple[str, ...]] = set()
-        distinct: list[tuple[Function, float]] = []
-        routes: list[tuple[Function, float]] = []
-        for position, score in ranked:
-            key = self.routes[position]
-            if key is not None and key in seen:
-                routes.append((self.functions[position], score))
-            else:
-                if key is not None:
-                    seen.add(key)
-                distinct.append((self.functions[position], score))
-        return distinct, routes
+        hits = [(self.functions[position], score) for position, score in ranked]
+        return _routes_apart(hits, [self.routes[position] for position, _ in ranked])
 
     def _ranked(self, query: Query, module: str | None, limit: int | None) -> list[tuple[int, float]]:
         """The positions of the best `limit` functions (all when None) with their scores, best first."""
@@ -403,6 +385,21 @@ def _weighted(fields: dict[str, list[str]], specs: Sequence[tuple[str, float, fl
             for word in found:
                 weighted[word] = add(word, 0.0) + norm
     return weighted
+
+
+def _routes_apart(items: Sequence[_Item], keys: Sequence[tuple[str, ...] | None]) -> tuple[list[_Item], list[_Item]]:
+    """`items` (with their route keys) split into the first of each call and the other routes to a call before."""
+    seen: set[tuple[str, ...]] = set()
+    distinct: list[_Item] = []
+    routes: list[_Item] = []
+    for item, key in zip(items, keys, strict=True):
+        if key is not None and key in seen:
+            routes.append(item)
+        else:
+            if key is not None:
+                seen.add(key)
+            distinct.append(item)
+    return distinct, routes
 
 
 def _route_key(function: Function) -> tuple[str, ...] | None:

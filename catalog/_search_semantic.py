@@ -272,11 +272,10 @@ class Vectors:
         self.error: SemanticModelError | None = None
         self.ready = threading.Event()
         self._cache_dir = cache_dir
-        self._ids = frozenset(self.rows)
         # A caller's view of a catalog being embedded now (its functions are the catalog's own objects) waits for
         # that catalog's vectors and takes its rows from them, rather than embedding the same functions twice.
         with _FILLING_LOCK:
-            self._source = next((other for other in _FILLING if self._ids <= other._ids), None)
+            self._source = next((other for other in _FILLING if self.rows.keys() <= other.rows.keys()), None)
             _FILLING.add(self)
         threading.Thread(target=self._fill, name="semantic-search-vectors", daemon=True).start()
 
