@@ -43,12 +43,14 @@ class Paging(TypedDict):
 
 
 class Field(TypedDict):
-    """One argument of the form: its JSON type (`json` for objects, arrays and mixtures, typed as JSON text);
-    `secondary` for an optional header or cookie (an API version, an idempotency key), seldom set by a person."""
+    """One argument of the form: its JSON type (`list` for an array of strings or numbers, typed one item a line,
+    its items' type in `item` and their enum in `choices`; `json` for objects, other arrays and mixtures, typed as
+    JSON text); `format` a string's (uuid, date, ...); `secondary` for an optional header or cookie (an API version,
+    an idempotency key), seldom set by a person."""
 
     name: str
     title: str
-    type: Literal["string", "integer", "number", "boolean", "json"]
+    type: Literal["string", "integer", "number", "boolean", "list", "json"]
     required: bool
     nullable: bool
     secondary: bool
@@ -56,6 +58,7 @@ class Field(TypedDict):
     choices: NotRequired[list[Any]]
     default: NotRequired[Any]
     format: NotRequired[str]
+    item: NotRequired[Literal["string", "integer", "number"]]
 
 
 class View(TypedDict):
@@ -317,7 +320,7 @@ def _fields(function: Function) -> list[Field]:
     listed = list(properties.items())[:_MAX_ARGS]
     secondary = _secondary(function)
     return [
-        _field(str(name), _resolved(raw, defs), name in needed, name in secondary, _own_title(raw))
+        _field(str(name), _resolved(raw, defs), name in needed, name in secondary, _own_title(raw), defs)
         for name, raw in listed
     ]
 
@@ -336,17 +339,25 @@ def _own_title(schema: Any) -> str | None:
     return title if isinstance(title, str) and title else None
 
 
-def _field(name: str, schema: Mapping[str, Any], required: bool, secondary: bool, title: str | None) -> Field:
+def _field(
+    name: str, schema: Mapping[str, Any], required: bool, secondary: bool, title: str | None, defs: Mapping[str, Any]
+) -> Field:
     kind = _type(schema)
+    items = _resolved(schema.get("items"), defs) if kind == "array" else {}
+    item = _type(items) if items and "properties" not in items else None
+    if item in ("string", "integer", "number"):
+        kind, schema = "list", {**items, **{k: v for k, v in schema.items() if k not in ("enum", "format")}}
     field = Field(
         name=_cut(name, _MAX_NAME),
         title=_cut(title if isinstance(title, str) and title else name, _MAX_NAME),
-        type=kind if kind in ("string", "integer", "number", "boolean") else "json",  # type: ignore[typeddict-item]
+        type=kind if kind in ("string", "integer", "number", "boolean", "list") else "json",  # type: ignore[typeddict-item]
         required=required,
         nullable=bool(schema.get("nullable")),
         secondary=secondary and not required,
         description=_cut(str(schema.get("description") or ""), _MAX_TEXT),
     )
+    if kind == "list":
+        field["item"] = item  # type: ignore[typeddict-item]
     choices = schema.get("enum")
     if isinstance(choices, list) and choices and all(isinstance(choice, str | int | float) for choice in choices):
         field["choices"] = [_cut(c, _MAX_NAME) if isinstance(c, str) else c for c in choices[:100]]

@@ -3,7 +3,7 @@ tests/gateway/apps_host/ (the official AppBridge and TypeScript client): lists a
 where the app pages), single objects as details; on Prefect also the approval form of a write (edited, confirmed)
 and of a delete (cancelled), each read back. A scripted trial, not part of `make test`.
 
-    REAL_APPS_VENV=/path scripts/real-apps/views.py prefect|dstack [--artifacts DIR] [--json FILE]
+    "$REAL_APPS_VENV"/bin/python scripts/real-apps/views.py prefect|dstack [--artifacts DIR] [--json FILE]
 
 Runs with the trial's virtualenv python (its apps installed) and this checkout first on the path; needs
 scripts/install-browser and scripts/install-apps-host. Prints each call's view and the screenshots' paths.
@@ -65,10 +65,10 @@ def _forms(spec: AppSpec, flows: list[str]) -> list[dict[str, Any]]:
                 "tool": "call_function",
                 "args": {"name": "flows.update_flow", "args": {"id": edited, "tags": ["proposed-by-the-agent"]}},
             },
-            "edit": {"tags": '["approved-by-a-person"]'},
+            "edit": {"tags": "approved-by-a-person\nreviewed"},  # a list field: one tag a line
             "action": "confirm",
             "read": {"tool": "call_function", "args": {"name": "flows.read_flow", "args": {"id": edited}}},
-            "expect": {"tags": ["approved-by-a-person"]},
+            "expect": {"tags": ["approved-by-a-person", "reviewed"]},
         },
         {
             "label": "delete a flow, cancelled",

@@ -325,3 +325,13 @@ def test_an_optional_header_is_a_secondary_field_of_the_form_and_every_other_arg
     create_order = view_of(_demo().catalog.function("orders.create_order"))
     secondary = [field["name"] for field in create_order["args"] if field["secondary"]]
     assert secondary == ["Idempotency-Key"]  # not the optional body fields shipping_address and note
+
+
+def test_an_array_of_strings_is_a_list_field_typed_a_line_each_and_an_array_of_objects_stays_json() -> None:
+    github = corpus_catalog("github-api.github.com.json")
+    fields = {field["name"]: field for field in view_of(github.function("issues.create"))["args"]}
+    assert fields["assignees"]["type"] == "list" and fields["assignees"]["item"] == "string"
+    assert fields["labels"]["type"] == "json" and "item" not in fields["labels"]  # strings or objects
+    assert fields["issue_field_values"]["type"] == "json"
+    milestone = {field["name"]: field for field in view_of(github.function("issues.create_milestone"))["args"]}
+    assert milestone["due_on"]["format"] == "date-time"  # the form checks it before the call

@@ -4,7 +4,8 @@ through the initialize handshake. A list renders as a table that sorts and pages
 a detail; hostile strings from the API and the document stay
 text; the page's policy blocks every outside load; the frame calls only what its caller may; 500 rows render
 quickly; an approval form performs a write after Confirm and nothing after Cancel, folds optional headers the agent
-left out, and marks a destructive call's Confirm as dangerous. Screenshots go to the test's
+left out, marks a destructive call's Confirm as dangerous, types a list a line each and checks items and formats
+before calling. Screenshots go to the test's
 temporary directory; their paths are printed.
 
 Needs Debian's Chromium and playwright-core (`scripts/install-browser`) and the host's npm packages
@@ -19,8 +20,10 @@ import shutil
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+from uuid import UUID
 
 import anyio
 import pytest
@@ -56,6 +59,7 @@ SCENARIOS = (
     "cancel",
     "folded",
     "destructive",
+    "lists",
 )
 
 #: Strings an API might hold that would run or load something if a page took them for markup or a link.
@@ -75,8 +79,23 @@ class Note(BaseModel):
     link: str
 
 
+class NoteDraft(BaseModel):
+    """A note to create; each one the API receives is kept in DRAFTS."""
+
+    title: str
+    owner: UUID
+    due: date | None = None
+    tags: list[str] = []
+    watchers: list[int] = []
+    priority: list[Literal["low", "high"]] = []
+
+
+DRAFTS: list[NoteDraft] = []
+
+
 def notes_app() -> FastAPI:
-    """An API whose data and document are hostile, listing up to 500 notes at once (offset paging, a bare array)."""
+    """An API whose data and document are hostile, listing up to 500 notes at once (offset paging, a bare array);
+    its one write takes lists of strings, numbers and an enum's values, a UUID and a date."""
     app = FastAPI(title="Notes", version="1")
     notes = [
         Note(
@@ -91,6 +110,11 @@ def notes_app() -> FastAPI:
     @app.get("/notes", operation_id="list_notes", tags=["notes"], summary="Notes")
     def list_notes(offset: int = Query(0, ge=0), limit: int = Query(20, ge=1, le=500)) -> list[Note]:
         return notes[offset : offset + limit]
+
+    @app.post("/notes", operation_id="create_note", tags=["notes"], summary="Create a note")
+    def create_note(draft: NoteDraft) -> NoteDraft:
+        DRAFTS.append(draft)
+        return draft
 
     return app
 
@@ -141,7 +165,7 @@ async def _site(bundle: Path, outside: list[str]) -> AsyncIterator[str]:
         access=Access(hide=["users.list_users"]),
         effects=Effects(approval="writes"),
     )
-    fixture = Gateway(app=notes_app(), output=Output(max_output_bytes=400_000))
+    fixture = Gateway(app=notes_app(), output=Output(max_output_bytes=400_000), effects=Effects(approval="writes"))
 
     async def page(request: Request) -> Response:
         return FileResponse(HOST / "host.html", media_type="text/html")
@@ -314,3 +338,31 @@ def test_a_destructive_calls_confirm_is_a_danger_button_unlike_a_writes(observed
     assert seen["destructive"]["background"] == "rgb(180, 35, 24)"  # the page's --danger, not the write's blue
     assert seen["write"]["background"] == "rgb(47, 111, 235)"
     assert seen["shown"] == "Cancelled: customers.delete_customer was not called."
+
+
+def test_the_form_types_a_list_a_line_each_and_checks_items_and_formats_before_calling(
+    observed: dict[str, Any],
+) -> None:
+    seen = _fine(observed, "lists")
+    assert seen["controls"] == {"tags": "textarea", "watchers": "textarea", "priority": "textarea", "owner": "input"}
+    assert seen["prefilled"] == {"tags": "red\nblue", "watchers": "1\n2"}
+    assert seen["ownerHint"] == "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+    assert seen["refused"] == [
+        "Owner must be a UUID (8-4-4-4-12 hexadecimal digits).",
+        "Watchers (line 2) must be a whole number.",
+        "Priority (line 1) must be one of: low, high.",
+        "Due must be a date as YYYY-MM-DD.",
+    ]
+    assert seen["stillAsking"] is True  # each refusal left the form as it was
+    told = seen["modelContext"][0]["content"][0]["text"]
+    sent = json.loads(told.split(" with ", 1)[1].split("; it answered", 1)[0])
+    assert sent == {
+        "title": "Plan",
+        "owner": "0b9a4f64-8d2e-4c1a-9a53-6f4f2c1d7e10",
+        "due": "2026-12-24",
+        "tags": ["red", "green"],
+        "watchers": [3, 4],
+        "priority": ["high"],
+    }
+    assert [draft.model_dump(mode="json") for draft in DRAFTS] == [sent]  # the one call, after the last fix
+    assert "green" in seen["after"]  # the API's answer, shown

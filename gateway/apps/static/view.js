@@ -561,14 +561,42 @@
     root.appendChild(box);
   }
 
+  // What a string of a format must look like, and how a problem names it; a value the check cannot judge is left
+  // to the API, which validates every call anyway.
+  var FORMATS = {
+    uuid: [/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "a UUID (8-4-4-4-12 hexadecimal digits)",
+      "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"],
+    date: [/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, "a date as YYYY-MM-DD", "YYYY-MM-DD"],
+    "date-time": [/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt ]([01]\d|2[0-3]):[0-5]\d(:[0-5]\d(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?$/,
+      "a date and time as YYYY-MM-DDThh:mm:ssZ", "YYYY-MM-DDThh:mm:ssZ"],
+    email: [/^[^\s@]+@[^\s@]+$/, "an email address", "name@example.com"],
+    uri: [/^[A-Za-z][A-Za-z0-9+.-]*:\S+$/, "an absolute URI such as https://example.com/a", "https://"],
+  };
+
+  function scalar(value) {
+    return typeof value === "string" || typeof value === "number";
+  }
+
   function control(box, field, value) {
     // One labelled input for an argument; returns the function that reads its value back (or throws saying why).
     var row = el("label", "field");
-    var name = el("span", "name", field.title || field.name);
+    var label = field.title || field.name;
+    var name = el("span", "name", label);
     if (field.required) name.appendChild(el("span", "required", " *"));
     row.appendChild(name);
+    var kind = field.type;
+    // A list the agent proposed as something else than plain items stays editable as JSON.
+    if (kind === "list" && !(value === undefined || value === null || (Array.isArray(value) && value.every(scalar)))) {
+      kind = "json";
+    }
+    var format = FORMATS[field.format];
     var entry;
-    if (field.choices) {
+    if (kind === "list") {
+      entry = el("textarea");
+      entry.className = "list";
+      entry.rows = Math.min(Math.max(Array.isArray(value) ? value.length : 0, 2), 8);
+      entry.value = Array.isArray(value) ? value.map(String).join("\n") : "";
+    } else if (field.choices) {
       entry = el("select");
       if (!field.required || value === undefined) entry.appendChild(option("", "—"));
       field.choices.forEach(function (choice) {
@@ -581,7 +609,7 @@
       entry.appendChild(option("true", "true"));
       entry.appendChild(option("false", "false"));
       entry.value = value === true ? "true" : value === false ? "false" : "";
-    } else if (field.type === "json") {
+    } else if (kind === "json") {
       entry = el("textarea");
       entry.rows = 3;
       entry.value = value === undefined ? "" : JSON.stringify(value, null, 2);
@@ -589,41 +617,66 @@
       entry = el("input");
       entry.type = field.type === "string" ? "text" : "number";
       if (field.type === "integer") entry.step = "1";
+      if (format && field.type === "string") entry.placeholder = format[2];
       entry.value = value === undefined || value === null ? "" : String(value);
     }
     entry.name = field.name;
     row.appendChild(entry);
-    if (field.description) row.appendChild(el("small", "", field.description));
+    var help = field.description;
+    if (kind === "list") {
+      help = (help ? help + (/[.!?]$/.test(help) ? " " : ". ") : "") + "One per line" + (field.choices ? ", from: " + field.choices.join(", ") : "") + ".";
+    }
+    if (help) row.appendChild(el("small", "", help));
     box.appendChild(row);
     return function () {
       var text = entry.value;
+      if (kind === "list") {
+        var lines = text.split("\n").map(function (line) {
+          return line.trim();
+        }).filter(function (line) {
+          return line !== "";
+        });
+        if (!lines.length && !field.required && !Array.isArray(value)) return value === null ? null : undefined;
+        return lines.map(function (line, index) {
+          return item(field, field.item, line, label + " (line " + (index + 1) + ")");
+        });
+      }
       if (text === "") {
-        if (field.required) throw new Error((field.title || field.name) + " is required.");
+        if (field.required) throw new Error(label + " is required.");
         return value === null ? null : undefined;
       }
-      if (field.choices) {
-        var match = field.choices.filter(function (choice) {
-          return String(choice) === text;
-        });
-        return match.length ? match[0] : text;
-      }
-      if (field.type === "boolean") return text === "true";
-      if (field.type === "integer" || field.type === "number") {
-        var number = Number(text);
-        if (!isFinite(number) || (field.type === "integer" && Math.floor(number) !== number)) {
-          throw new Error((field.title || field.name) + " must be " + (field.type === "integer" ? "a whole number." : "a number."));
-        }
-        return number;
-      }
-      if (field.type === "json") {
+      if (kind === "json") {
         try {
           return JSON.parse(text);
         } catch (error) {
-          throw new Error((field.title || field.name) + " must be JSON.");
+          throw new Error(label + " must be JSON.");
         }
       }
-      return text;
+      if (field.type === "boolean") return text === "true";
+      return item(field, field.type, text, label);
     };
+  }
+
+  function item(field, type, text, label) {
+    // One value typed as text: a choice of the enum, a number, or a string of the field's format.
+    if (field.choices) {
+      var match = field.choices.filter(function (choice) {
+        return String(choice) === text;
+      });
+      if (match.length) return match[0];
+      if (field.type === "list") throw new Error(label + " must be one of: " + field.choices.join(", ") + ".");
+      return text;
+    }
+    if (type === "integer" || type === "number") {
+      var number = Number(text);
+      if (!isFinite(number) || (type === "integer" && Math.floor(number) !== number)) {
+        throw new Error(label + " must be " + (type === "integer" ? "a whole number." : "a number."));
+      }
+      return number;
+    }
+    var format = FORMATS[field.format];
+    if (format && !format[0].test(text)) throw new Error(label + " must be " + format[1] + ".");
+    return text;
   }
 
   function option(value, label) {

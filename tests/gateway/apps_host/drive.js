@@ -290,6 +290,49 @@ SCENARIOS.destructive = async (page, seen) => {
   seen.shown = await frame.$eval("p.note", (node) => node.textContent);
 };
 
+SCENARIOS.lists = async (page, seen) => {
+  // Lists are typed a line each; items, enum values and formats are checked before anything is called, each
+  // refusal saying which field (and line) and what it must be; fixed, the call goes through once.
+  const args = { title: "Plan", owner: "not-a-uuid", tags: ["red", "blue"], watchers: [1, 2] };
+  await show(page, { mcp: "/fixture/mcp", token: TOKEN, tool: "call_function", args: { name: "notes.create_note", args } });
+  const frame = await view(page);
+  await frame.waitForSelector("form.approval");
+  seen.controls = await frame.evaluate(() => Object.fromEntries(["tags", "watchers", "priority", "owner"].map(
+    (name) => [name, document.querySelector(`[name="${name}"]`).tagName.toLowerCase()])));
+  seen.prefilled = await frame.evaluate(() => ({
+    tags: document.querySelector("[name=tags]").value, watchers: document.querySelector("[name=watchers]").value }));
+  seen.ownerHint = await frame.$eval("[name=owner]", (node) => node.placeholder);
+  await page.screenshot({ path: `${artifacts}/apps-form-lists.png`, fullPage: true });
+  const refused = async () => {
+    await frame.click("form.approval button.primary");
+    await frame.waitForFunction(() => document.querySelector("form.approval p.error").textContent !== "");
+    const said = await frame.$eval("form.approval p.error", (node) => node.textContent);
+    await frame.evaluate(() => { document.querySelector("form.approval p.error").textContent = ""; });
+    return said;
+  };
+  seen.refused = [];
+  seen.refused.push(await refused());
+  await frame.fill("[name=owner]", "0b9a4f64-8d2e-4c1a-9a53-6f4f2c1d7e10");
+  await frame.fill("[name=watchers]", "3\nx");
+  seen.refused.push(await refused());
+  await frame.fill("[name=watchers]", "3\n4\n");
+  await frame.fill("[name=tags]", "red\n\n  green \n");
+  await frame.fill("[name=priority]", "urgent");
+  seen.refused.push(await refused());
+  await frame.fill("[name=priority]", "high");
+  await frame.fill("[name=due]", "2026-13-01");
+  seen.refused.push(await refused());
+  await page.screenshot({ path: `${artifacts}/apps-form-lists-refused.png`, fullPage: true });
+  seen.stillAsking = await frame.evaluate(() => document.querySelector("form.approval button.primary").disabled === false);
+  await frame.fill("[name=due]", "2026-12-24");
+  await frame.click("form.approval button.primary");
+  await frame.waitForSelector("dl.detail");
+  seen.after = await frame.evaluate(() => document.body.innerText);
+  await page.screenshot({ path: `${artifacts}/apps-form-lists-confirmed.png`, fullPage: true });
+  await page.waitForFunction(() => window.hostLog.modelContext.length > 0);
+  seen.modelContext = await page.evaluate(() => window.hostLog.modelContext);
+};
+
 // The scripted trial on real FastAPI apps (scripts/real-apps/views.py): each call of REAL_CALLS (JSON: a list of
 // {tool, args}) shown in its view, with what it rendered; a table's Next is followed once.
 SCENARIOS.real = async (page, seen) => {
