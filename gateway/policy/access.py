@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -248,13 +249,16 @@ def scope_map(items: Sequence[str]) -> dict[str, list[str]]:
 
 
 def restricted(catalog: Catalog, names: Collection[str]) -> Catalog:
-    """`catalog` with only the functions named: empty modules dropped, terms' users cut to those functions."""
+    """`catalog` with only the functions named: empty modules dropped, terms' users cut to those functions, and
+    the terms only the other functions use (directly or inside another such term) dropped, so a hidden function's
+    types are as unknown as its name. Terms no function uses (a concept, an unused schema) stay."""
     keep = frozenset(names)
     modules: list[Module] = []
     for module in catalog.modules:
         functions = tuple(function for function in module.functions if function.name in keep)
         if functions:
             modules.append(replace(module, functions=functions))
+    hidden = _hidden_terms(catalog, keep)
     terms = [
         replace(
             term,
@@ -262,6 +266,7 @@ def restricted(catalog: Catalog, names: Collection[str]) -> Catalog:
             returned_by=tuple(name for name in term.returned_by if name in keep),
         )
         for term in catalog.terms
+        if term.name not in hidden
     ]
     return Catalog(
         title=catalog.title,
@@ -273,6 +278,56 @@ def restricted(catalog: Catalog, names: Collection[str]) -> Catalog:
         space=catalog.space,
         servers=catalog.servers,
     )
+
+
+def _hidden_terms(catalog: Catalog, keep: frozenset[str]) -> frozenset[str]:
+    """The terms some function uses but none of `keep` does, directly or through the terms they refer to."""
+    refers = _term_refs(catalog)
+
+    def reached(roots: Collection[str]) -> set[str]:
+        seen, pending = set(roots), list(roots)
+        while pending:
+            for name in refers.get(pending.pop(), ()):
+                if name not in seen:
+                    seen.add(name)
+                    pending.append(name)
+        return seen
+
+    used = [term for term in catalog.terms if term.accepted_by or term.returned_by]
+    visible = [term.name for term in used if any(name in keep for name in (*term.accepted_by, *term.returned_by))]
+    return frozenset(reached([term.name for term in used]) - reached(visible))
+
+
+_TERM_REFS: Final[weakref.WeakKeyDictionary[Catalog, dict[str, frozenset[str]]]] = weakref.WeakKeyDictionary()
+_TERM_REFS_LOCK: Final = threading.Lock()
+
+
+def _term_refs(catalog: Catalog) -> dict[str, frozenset[str]]:
+    """Each term's name → the terms its schema refers to (`$ref` to another component schema); once per catalog."""
+    with _TERM_REFS_LOCK:
+        known = _TERM_REFS.get(catalog)
+    if known is not None:
+        return known
+    names = {term.name for term in catalog.terms}
+    refers: dict[str, frozenset[str]] = {}
+    for term in catalog.terms:
+        found: set[str] = set()
+        pending: list[object] = [term.schema]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, Mapping):
+                ref = node.get("$ref")
+                if isinstance(ref, str):
+                    target = ref.rpartition("/")[2].replace("~1", "/").replace("~0", "~")
+                    if target in names and target != term.name:
+                        found.add(target)
+                pending.extend(node.values())
+            elif isinstance(node, list):
+                pending.extend(node)
+        refers[term.name] = frozenset(found)
+    with _TERM_REFS_LOCK:
+        _TERM_REFS[catalog] = refers
+    return refers
 
 
 def _matching(catalog: Catalog, patterns: Sequence[str]) -> frozenset[str]:

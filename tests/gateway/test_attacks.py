@@ -179,8 +179,10 @@ async def test_the_reference_page_shows_a_token_its_own_grant_and_an_anonymous_b
         forged = await http.get("http://localhost/reference", headers={"authorization": "Bearer forged"})
     await server.aclose()
     assert anonymous.status_code == 200 and "fn-" not in anonymous.text  # an empty grant reaches no function
+    assert 'id="term-Customer"' not in anonymous.text  # nor a type only scoped functions use
     assert 'id="fn-orders.get_order"' in mine.text and "fn-customers." not in mine.text
-    assert 'id="fn-customers.get_customer"' in theirs.text
+    assert 'id="term-CustomerCreate"' not in mine.text and 'id="term-Order"' in mine.text
+    assert 'id="fn-customers.get_customer"' in theirs.text and 'id="term-CustomerCreate"' in theirs.text
     assert forged.status_code == 401 and forged.headers["www-authenticate"].startswith("Bearer ")
     assert "orders." not in forged.text
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from catalog.builder import load_catalog
+from catalog.errors import UnknownNameError
 from catalog.model import Catalog, Function
 from gateway.errors import ConfigError, LimitError, ToolError
 from gateway.limits import Limits
@@ -343,17 +344,55 @@ def test_at_most_32_views_are_kept_the_oldest_going_first() -> None:
     assert visibility._view_of(frozenset(["x0"])) is not views[0]
 
 
-def test_a_restricted_catalog_drops_empty_modules_and_cuts_the_users_of_terms() -> None:
-    cut = restricted(shop(), ["orders.get_order"])
+def test_a_restricted_catalog_drops_empty_modules_cuts_the_users_of_terms_and_drops_terms_only_others_use() -> None:
+    cut = restricted(shop(), ["orders.get_order", "orders.create_order"])
     assert [module.name for module in cut.modules] == ["orders"]
-    order = cut.term("Order")
-    assert (order.accepted_by, order.returned_by) == ((), ())
+    assert cut.term("Order").accepted_by == ("orders.create_order",)
     term = shop().term("Order")
     assert term.accepted_by and term.returned_by
+    without = restricted(shop(), ["orders.get_order"])  # Order is create_order's alone
+    assert [term.name for term in without.terms] == []
+    with pytest.raises(UnknownNameError):
+        without.term("Order")
     whole = shop()
     kept = (whole.title, whole.version, whole.description, whole.servers, whole.warnings, whole.space)
     assert whole.description and whole.servers and whole.warnings and whole.space is not None
     assert (cut.title, cut.version, cut.description, cut.servers, cut.warnings, cut.space) == kept
+
+
+def test_a_type_inside_only_hidden_functions_types_is_dropped_and_one_a_visible_type_holds_stays() -> None:
+    def read(name: str, schema: str) -> dict[str, Any]:
+        answer = {"content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}}
+        return {"get": {"operationId": name, "tags": [name.split("_")[1]], "responses": {"200": answer}}}
+
+    def holding(*names: str) -> dict[str, Any]:
+        refs = {name.lower(): {"$ref": f"#/components/schemas/{name}"} for name in names}
+        return {"type": "object", "properties": refs}
+
+    document = {
+        "openapi": "3.0.3",
+        "info": {"title": "Safe", "version": "1"},
+        "paths": {"/vault": read("get_vault", "Vault"), "/box": read("get_box", "Box")},
+        "components": {
+            "schemas": {
+                "Vault": holding("Secret", "Shared"),
+                "Box": holding("Shared"),
+                "Secret": {"type": "object", "properties": {"code": {"type": "string"}}},
+                "Shared": {"type": "object", "properties": {"label": {"type": "string"}}},
+                "Loose": {"type": "string", "description": "used by no function"},
+            }
+        },
+    }
+    whole = load_catalog(document)
+    assert [function.name for function in whole.functions()] == ["box.get_box", "vault.get_vault"]
+    cut = restricted(whole, ["box.get_box"])
+    assert sorted(term.name for term in cut.terms) == ["Box", "Loose", "Shared"]
+    assert sorted(term.name for term in restricted(whole, ["vault.get_vault"]).terms) == [
+        "Loose",
+        "Secret",
+        "Shared",
+        "Vault",
+    ]
 
 
 def test_an_unknown_function_suggests_only_the_callers_own() -> None:

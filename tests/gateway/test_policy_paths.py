@@ -1,5 +1,5 @@
-"""Every path a caller can reach answers from the caller policy: a function hidden from the caller is in no
-listing, text, completion, suggestion or page it gets.
+"""Every path a caller can reach answers from the caller policy: a function hidden from the caller, and a type
+only hidden functions use, is in no listing, text, completion, suggestion or page it gets.
 
 The paths are enumerated from the gateway itself (the JSON-RPC methods its server answers, its tools, resources,
 resource templates, prompts and HTTP routes), so a path added later without a probe here fails
@@ -37,8 +37,9 @@ from sandbox import ScriptLimits
 pytestmark = pytest.mark.anyio
 
 URL = "http://localhost/mcp"
-#: What a caller who does not see the customers module must never read: one of its function names.
-HIDDEN = re.compile(r"customers[.-](get|list|create|update|delete)_customer")
+#: What a caller who does not see the customers module must never read: one of its function names, or the types
+#: only they use (CustomerCreate, CustomerPage, CustomerUpdate, and Customer, the only one that speaks of E.164).
+HIDDEN = re.compile(r"customers[.-](get|list|create|update|delete)_customer|\bCustomer(Create|Update|Page)\b|E\.164")
 #: The methods a 2026-07-28 client reaches besides the server's request table (the tasks extension's middleware).
 MIDDLEWARE_METHODS = frozenset({"initialize", "tasks/update"})
 
@@ -407,7 +408,7 @@ def test_every_path_a_caller_can_reach_has_a_probe() -> None:
     assert paths_of(gateway) == set(PROBES)
 
 
-async def test_no_path_shows_a_caller_a_function_hidden_from_it() -> None:
+async def test_no_path_shows_a_caller_a_function_hidden_from_it_or_a_type_only_hidden_functions_use() -> None:
     shown: dict[str, str] = {}
     async with callers() as c:
         for path, probe in PROBES.items():
