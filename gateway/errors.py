@@ -73,7 +73,7 @@ class ToolError(GatewayError):
 
 
 class ArgumentError(ToolError):
-    """The arguments of a call do not fit; `args` names every argument at fault."""
+    """The arguments of a call do not fit; `args` names the arguments at fault that the message lists."""
 
     def __init__(self, message: str, *, args: Sequence[str] = ()) -> None:
         super().__init__(message)

@@ -21,7 +21,7 @@ import jsonschema
 from catalog.errors import shown
 from catalog.model import Catalog
 from gateway._quick_check import quick_check
-from gateway.arguments import argument_problems, oversized
+from gateway.arguments import ArgumentProblems, argument_problems, oversized
 from gateway.errors import ConfigError, ToolError, UnavailableError
 from gateway.mcp.capabilities import client_supports_ui, renders_ui
 from gateway.mcp.progress import reporting
@@ -265,7 +265,7 @@ class McpEndpoint:
         try:
             problems = self._argument_problems(name, arguments)
             if problems:
-                listing = "; ".join(problems)
+                listing = problems.text()
                 return ToolResult.error(f"Invalid arguments for {name}: {listing}. Fix them and call {name} again.")
             result = await self._handle(name, arguments, caller)
         except ToolError as error:
@@ -292,14 +292,14 @@ class McpEndpoint:
         except Exception:
             logger.exception("the on_error hook failed for tool %r", name)
 
-    def _argument_problems(self, name: str, args: dict[str, Any]) -> list[str]:
+    def _argument_problems(self, name: str, args: dict[str, Any]) -> ArgumentProblems:
         validator = self._validators.get(name) if self._validators is not None else None
         if validator is None:
-            return []
+            return ArgumentProblems()
         quick = self._quick.get(name)
         if quick is not None and quick(args):
-            return []
-        return [problem.text for problem in argument_problems(validator, args)]
+            return ArgumentProblems()
+        return argument_problems(validator, args)
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         spec = self._specs.get(name)

@@ -56,7 +56,7 @@ class Dispatcher:
             raise ToolError(unknown_function(self.catalog, name, error.suggestions)) from None
 
     def validate(self, function: Function, args: Mapping[str, Any]) -> None:
-        """ArgumentError naming every missing, unknown or ill-typed argument."""
+        """ArgumentError naming the missing, unknown or ill-typed arguments (the first few, the rest counted)."""
         name = function.name
         if name not in self._quick:
             self._quick[name] = quick_check(function.input_schema(capped=False))
@@ -70,9 +70,9 @@ class Dispatcher:
         problems = argument_problems(validator, args)
         if problems:
             raise ArgumentError(
-                f"Invalid arguments for {function.name}: {'; '.join(problem.text for problem in problems)}. "
+                f"Invalid arguments for {function.name}: {problems.text()}. "
                 f"Call describe_function({function.name!r}) for the signature.",
-                args=list(dict.fromkeys(problem.arg for problem in problems)),
+                args=problems.args(),
             )
 
     async def call(

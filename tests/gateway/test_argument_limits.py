@@ -1,11 +1,13 @@
 """The bounds on a call's arguments, met through the official client: ordinary payloads (a batch of hundreds of
-embeddings) pass, too deep or too large ones are refused naming the limit, and a raised limit admits more."""
+embeddings) pass, too deep or too large ones are refused naming the limit, and a raised limit admits more; a flood
+of wrong arguments within the limits gets a short error, soon."""
 
 from __future__ import annotations
 
 import json
 import random
 import struct
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -56,7 +58,7 @@ def embeddings(count: int, dimensions: int) -> list[dict[str, Any]]:
 @asynccontextmanager
 async def connected(limits: Limits | None = None) -> AsyncIterator[Client]:
     app = vector_app()
-    Gateway(app=app, limits=limits or Limits()).mount(app)
+    Gateway(app=app, limits=limits or Limits(), tools=["vectors.upsert"]).mount(app)
     transport = httpx2.ASGITransport(app)
     async with (
         httpx2.AsyncClient(transport=transport, timeout=120) as http,
@@ -97,3 +99,50 @@ async def test_arguments_nested_too_deeply_are_refused_naming_the_depth_limit() 
         result = await client.call_tool("call_function", {"name": "vectors.upsert", "args": {"body": deep}})
     assert result.is_error
     assert "more than 64 levels deep, the limit Limits.max_argument_depth (--max-argument-depth)" in text(result)
+
+
+async def test_two_hundred_thousand_unknown_arguments_get_a_short_error_that_counts_them_soon() -> None:
+    flood = {f"k{index}": 1 for index in range(200_000)}  # 2.3 MB of JSON, within every limit
+    async with connected() as client:
+        for tool, args in (("call_function", {"name": "vectors.upsert", "args": flood}), ("vectors-upsert", flood)):
+            started = time.perf_counter()
+            result = await client.call_tool(tool, args)
+            took = time.perf_counter() - started
+            answer = text(result)
+            assert result.is_error
+            assert answer.startswith(
+                "Invalid arguments for vectors.upsert: "
+                "missing required argument 'body'; unknown argument 'k0' (allowed: body); "
+                "unknown argument 'k1' (allowed: body);"
+            )
+            assert "unknown argument 'k8' (allowed: body); and 199,991 more unknown arguments. " in answer
+            assert len(answer) < 1_000, len(answer)
+            assert took < 4, f"{tool} took {took:.2f} s"
+
+
+async def test_an_array_of_two_hundred_thousand_wrong_items_gets_a_short_error_soon() -> None:
+    async with connected() as client:
+        started = time.perf_counter()
+        result = await client.call_tool("call_function", {"name": "vectors.upsert", "args": {"body": [1] * 200_000}})
+        took = time.perf_counter() - started
+    answer = text(result)
+    assert result.is_error
+    assert answer.startswith(
+        "Invalid arguments for vectors.upsert: argument 'body[0]': 1 is not of type 'object'; "
+        "argument 'body[1]': 1 is not of type 'object'; argument 'body[2]': 1 is not of type 'object';"
+    )
+    assert "argument 'body[9]': 1 is not of type 'object'; and at least 990 more problems. " in answer
+    assert len(answer) < 1_000, len(answer)
+    assert took < 4, f"took {took:.2f} s"  # reading every item's error took ~10 s
+
+
+async def test_a_few_unknown_arguments_are_each_named_in_full() -> None:
+    async with connected() as client:
+        result = await client.call_tool(
+            "call_function", {"name": "vectors.upsert", "args": {"body": [], "colour": 1, "size": 2}}
+        )
+    assert result.is_error
+    assert text(result) == (
+        "Invalid arguments for vectors.upsert: unknown argument 'colour' (allowed: body); "
+        "unknown argument 'size' (allowed: body). Call describe_function('vectors.upsert') for the signature."
+    )

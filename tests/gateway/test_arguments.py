@@ -9,7 +9,7 @@ import jsonschema
 
 from catalog.render import FILE_HINT
 from catalog.schemas import file_schema
-from gateway.arguments import ArgumentProblem, argument_problems, oversized, schema_message
+from gateway.arguments import ArgumentProblem, ArgumentProblems, argument_problems, oversized, schema_message
 from gateway.limits import Limits
 
 
@@ -68,6 +68,59 @@ def test_the_allowed_names_are_cut_at_twenty_five_and_the_rest_counted() -> None
     assert text == f"unknown argument 'zz' (allowed: {', '.join(names[:25])}, … 5 more)"
     exactly = {"type": "object", "properties": {name: {} for name in names[:25]}, "additionalProperties": False}
     assert problems(exactly, {"zz": 1}) == [("zz", f"unknown argument 'zz' (allowed: {', '.join(names[:25])})")]
+
+
+def listing(schema: dict[str, Any], args: dict[str, Any]) -> str:
+    return argument_problems(jsonschema.Draft202012Validator(schema), args).text()
+
+
+def test_unknown_names_past_the_first_ten_are_counted_not_listed() -> None:
+    flood = {f"k{index}": 1 for index in range(25)}
+    found = argument_problems(jsonschema.Draft202012Validator(SIGNATURE), {"owner": "o", "repo": "r", **flood})
+    assert [problem.arg for problem in found] == [f"k{index}" for index in range(10)]
+    assert found.text() == (
+        "; ".join(f"unknown argument 'k{index}' (allowed: item, owner, repo)" for index in range(10))
+        + "; and 15 more unknown arguments"
+    )
+    nested = listing(SIGNATURE, {"owner": "o", "repo": "r", "item": {"name": "n", **flood}})
+    assert nested.endswith("unknown argument 'item.k9' (allowed: name, tags); and 15 more unknown arguments")
+
+
+def test_the_problems_listed_before_unknown_names_take_their_room_and_one_more_is_said_so() -> None:
+    flood = {f"k{index}": 1 for index in range(10)}
+    assert listing(SIGNATURE, {"repo": 1, **flood}) == (
+        "missing required argument 'owner'; "
+        + "; ".join(f"unknown argument 'k{index}' (allowed: item, owner, repo)" for index in range(9))
+        + "; and 2 more problems"
+    )
+    assert listing(SIGNATURE, {"repo": "r", **flood}).endswith(
+        "'k8' (allowed: item, owner, repo); and 1 more unknown argument"
+    )
+
+
+def test_a_flood_of_wrong_items_lists_ten_in_index_order_and_says_there_are_more() -> None:
+    schema = {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}
+    assert listing(schema, {"tags": [1] * 12}) == (
+        "; ".join(f"argument 'tags[{index}]': 1 is not of type 'string'" for index in range(10))
+        + "; and 2 more problems"
+    )
+    assert listing(schema, {"tags": [1] * 5_000}).endswith(
+        "argument 'tags[9]': 1 is not of type 'string'; and at least 990 more problems"
+    )
+
+
+def test_no_problem_at_all_lists_nothing() -> None:
+    found = argument_problems(jsonschema.Draft202012Validator(SIGNATURE), {"owner": "o", "repo": "r"})
+    assert (bool(found), found.text(), found.args()) == (False, "", [])
+    assert found == ArgumentProblems()
+
+
+def test_a_long_name_the_caller_chose_is_cut_short_in_a_path() -> None:
+    schema = {"type": "object", "properties": {"counts": {"additionalProperties": {"type": "integer"}}}}
+    ((arg, text),) = problems(schema, {"counts": {"x" * 10_000: "many"}})
+    assert arg == "counts"
+    assert text.startswith("argument 'counts.xxx") and "(10,007 characters): 'many' is not of type 'integer'" in text
+    assert len(text) < 200
 
 
 def test_names_refused_by_pattern_properties_get_the_validators_own_wording() -> None:
