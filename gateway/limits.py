@@ -76,6 +76,13 @@ class Limits:
     tasks_stored_per_caller: int = field(
         default=200, metadata=_count("tasks (with their results) one caller keeps on the server until they expire")
     )
+    tasks_stored: int = field(
+        default=5000,
+        metadata=_count(
+            "tasks (with their results) the task store keeps for all callers until they expire (a task with a "
+            "10 KB answer takes about 14 KB)"
+        ),
+    )
     subscriptions_per_caller: int = field(
         default=4, metadata=_count("subscriptions/listen streams one caller holds open", where="http")
     )
@@ -96,6 +103,12 @@ class Limits:
         default=20,
         metadata=_count("calls one caller has waiting for a person's approval (--approval) until they expire"),
     )
+    approvals_pending: int = field(
+        default=10_000,
+        metadata=_count(
+            "calls waiting for a person's approval (--approval) that the approval store keeps for all callers"
+        ),
+    )
 
     def __post_init__(self) -> None:
         for name in ("timeout", "admission_lease"):
@@ -111,12 +124,14 @@ class Limits:
             ("tasks_running_per_caller", 1),
             ("tasks_running", 1),
             ("tasks_stored_per_caller", 1),
+            ("tasks_stored", 1),
             ("subscriptions_per_caller", 1),
             ("subscriptions", 1),
             ("batch_elements", 1),
             ("batch_answer_bytes", 1),
             ("scripts_per_caller", 1),
             ("approvals_pending_per_caller", 1),
+            ("approvals_pending", 1),
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < least:

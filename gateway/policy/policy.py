@@ -298,6 +298,18 @@ class CallerPolicy:
             value=limit,
         )
 
+    def tasks_kept_in_all_refusal(self) -> LimitError:
+        """The refusal of one more task when the task store keeps its limit of tasks of all callers
+        (`Limits.tasks_stored`; counted in the store, so switching tokens does not multiply it). It names no
+        other caller and nothing of theirs."""
+        limit = self.policy.limits.tasks_stored
+        return LimitError(
+            f"this server keeps {limit} tasks of all its callers, the most it keeps ({option_name('tasks_stored')} "
+            f"is {limit}); retry later, as older tasks expire (each after its ttl), or make the call without a task",
+            limit="tasks_stored",
+            value=limit,
+        )
+
     def approvals_pending_refusal(self, kept: int) -> LimitError:
         """The refusal of one more call waiting for approval to a caller who has `kept` waiting, its limit
         (`Limits.approvals_pending_per_caller`; the approval store counts them, atomically across instances)."""
@@ -307,6 +319,18 @@ class CallerPolicy:
             f"({option_name('approvals_pending_per_caller')} is {limit}); have the person approve or cancel some, "
             "or wait for them to expire, then call again",
             limit="approvals_pending_per_caller",
+            value=limit,
+        )
+
+    def approvals_pending_in_all_refusal(self) -> LimitError:
+        """The refusal of one more call waiting for approval when the approval store keeps its limit of them for
+        all callers (`Limits.approvals_pending`; counted in the store). It names no other caller."""
+        limit = self.policy.limits.approvals_pending
+        return LimitError(
+            f"this server has {limit} calls of all its callers waiting for a person's approval, the most it keeps "
+            f"({option_name('approvals_pending')} is {limit}); nothing ran; call again later, as waiting calls are "
+            "approved or expire",
+            limit="approvals_pending",
             value=limit,
         )
 

@@ -5,8 +5,9 @@ person, another person or an anonymous caller holds none of it), names one funct
 the person's answer itself (`confirmation`), the canonical hash of the call's arguments. It is unguessable
 (`secrets.token_urlsafe`), expires after `ttl` seconds and is spent by its first use. Handles live in a
 `TaskStore`, the task store's machinery (SQLite in this process or in a file, Redis when several instances
-serve), under an owner of their own (`approval:<owner>`): its atomic create-within-a-limit keeps a caller within
-`Limits.approvals_pending_per_caller`, and its atomic take lets exactly one of two racing uses through, on any
+serve), under an owner of their own (`approval:<owner>`) and in a pool of their own (`approvals`): its atomic
+create-within-a-limit keeps a caller within `Limits.approvals_pending_per_caller` and all callers within
+`Limits.approvals_pending`, and its atomic take lets exactly one of two racing uses through, on any
 instance. A store that cannot answer is the server's trouble (`UnavailableError`, answered as the task store's
 outage is: JSON-RPC -32000 with `retryAfter`).
 """
@@ -88,7 +89,7 @@ class Approvals:
         self, caller: CallerPolicy, function: Function, arguments: Mapping[str, Any], *, kind: HandleKind
     ) -> Handle:
         """A new handle for a call of `function` by `caller`; ToolError naming the limit when the caller has
-        `Limits.approvals_pending_per_caller` handles live already."""
+        `Limits.approvals_pending_per_caller` handles live already, or all callers `Limits.approvals_pending`."""
         owner = _owner(caller)
         handle = Handle(value=secrets.token_urlsafe(_HANDLE_BYTES), expires_at=self._clock() + self.ttl)
         record = {
@@ -96,13 +97,25 @@ class Approvals:
             "function": function.name,
             "arguments_hash": arguments_hash(arguments) if kind == "confirmation" else None,
         }
-        limit = caller.policy.limits.approvals_pending_per_caller
+        limits = caller.policy.limits
+        limit = limits.approvals_pending_per_caller
         created = await self._guarded(
-            lambda: self.store.create(owner, handle.value, record, expires_at=handle.expires_at, limit=limit)
+            lambda: self.store.create(
+                owner,
+                handle.value,
+                record,
+                expires_at=handle.expires_at,
+                limit=limit,
+                total=limits.approvals_pending,
+                pool="approvals",
+            )
         )
         if not created:
             kept = len(await self._guarded(lambda: self.store.ids(owner)))
-            raise ToolError(str(caller.approvals_pending_refusal(kept)))
+            refusal = (
+                caller.approvals_pending_refusal(kept) if kept >= limit else caller.approvals_pending_in_all_refusal()
+            )
+            raise ToolError(str(refusal))
         return handle
 
     async def pending(self, caller: CallerPolicy, handle: str, *, kind: HandleKind, refusal: str) -> Pending:

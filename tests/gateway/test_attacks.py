@@ -23,7 +23,7 @@ from demo import ADMIN_KEY, MEMBER_KEY, create_app
 from gateway.gateway import Gateway
 from gateway.limits import Limits
 from gateway.mcp.tasks import TaskConfig
-from gateway.options import Observability, Output, Security
+from gateway.options import Effects, Observability, Output, Security
 from gateway.policy import Access
 from gateway.tools.scripts import ScriptConfig
 from oauth import OAuthServer
@@ -271,6 +271,61 @@ async def test_a_caller_keeps_at_most_its_budget_of_stored_tasks() -> None:
     assert fourth["error"]["data"] == {"limit": "tasks_stored_per_caller", "value": 3}
     assert "you keep 3 tasks on this server" in fourth["error"]["message"]
     assert "result" in member
+
+
+# Hole 5b: the budgets of things kept counted per token only; with bearer passthrough a client that made up a new
+# token every 200 tasks kept 4,000 tasks (~57 MB) for an hour, and as many calls waiting for approval.
+
+
+async def test_a_client_switching_made_up_tokens_meets_the_bound_on_tasks_kept_in_all_and_others_tasks_stay() -> None:
+    app, gateway = make_gateway(tasks=TaskConfig(), limits=Limits(tasks_stored_per_caller=2, tasks_stored=5))
+    async with gateway.lifespan(), connect(app, ADMIN_KEY) as admin:
+        honest = (await post(app, task_call("orders.list_orders", {}), ADMIN_KEY)).json()["result"]["task"]
+        answers = [
+            (await post(app, task_call("orders.list_orders", {}, index), f"made-up-{index // 2}")).json()
+            for index in range(8)
+        ]
+        with anyio.fail_after(5):
+            while gateway.policy.tasks.total:
+                await anyio.sleep(0.01)
+        kept = await admin.session.send_request(
+            types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=honest["taskId"])),
+            types.CallToolResult,
+        )
+        listed = await admin.session.send_request(types.ListTasksRequest(), types.ListTasksResult)
+        refused_honest = (await post(app, task_call("orders.list_orders", {}), ADMIN_KEY)).json()["error"]
+    assert ["result" in answer for answer in answers] == [True] * 4 + [False] * 4
+    refusals = [answer["error"] for answer in answers[4:]]
+    assert all(error["data"] == {"limit": "tasks_stored", "value": 5} for error in refusals)
+    message = refusals[0]["message"]
+    assert message.startswith("this server keeps 5 tasks of all its callers, the most it keeps")
+    assert "Limits.tasks_stored (--tasks-stored) is 5" in message and "retry later" in message
+    assert "made-up" not in message and ADMIN_KEY not in message
+    assert not kept.is_error and [task.task_id for task in listed.tasks] == [honest["taskId"]]
+    assert refused_honest["data"] == {"limit": "tasks_stored", "value": 5}
+
+
+async def test_a_client_switching_made_up_tokens_meets_the_bound_on_calls_waiting_in_all_and_others_handles_stay() -> (
+    None
+):
+    app, gateway = make_gateway(effects=Effects(approval="destructive"), limits=Limits(approvals_pending=3))
+    delete = {"name": "products.delete_product", "args": {"product_id": 1}}
+    async with gateway.lifespan(), connect(app, ADMIN_KEY) as admin:
+        asked = await admin.call_tool("call_function", delete)
+        assert asked.structured_content is not None
+        handle = asked.structured_content["confirmation"]
+        answers = []
+        for index in range(4):
+            async with connect(app, f"made-up-{index}") as other:
+                answers.append(await other.call_tool("call_function", delete))
+        done = await admin.call_tool("call_function", {**delete, "confirmation": handle})
+        gone = await admin.call_tool("call_function", {"name": "products.get_product", "args": {"product_id": 1}})
+    assert [answer.structured_content is not None for answer in answers] == [True, True, False, False]
+    message = text(answers[2])
+    assert answers[2].is_error and message.startswith("this server has 3 calls of all its callers waiting")
+    assert "Limits.approvals_pending (--approvals-pending) is 3" in message and "call again later" in message
+    assert "made-up" not in message and ADMIN_KEY not in message
+    assert not done.is_error and gone.is_error
 
 
 # Hole 6: one POST at 2025-03-26 held 1,500 call_function elements and made 1,500 API calls.

@@ -23,12 +23,14 @@ COUNTS = {
     "tasks_running_per_caller": 1,
     "tasks_running": 1,
     "tasks_stored_per_caller": 1,
+    "tasks_stored": 1,
     "subscriptions_per_caller": 1,
     "subscriptions": 1,
     "batch_elements": 1,
     "batch_answer_bytes": 1,
     "scripts_per_caller": 1,
     "approvals_pending_per_caller": 1,
+    "approvals_pending": 1,
 }
 
 

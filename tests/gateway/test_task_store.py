@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
+
 import anyio
 import pytest
 
@@ -138,8 +141,68 @@ class TaskStoreContract(StorePair):
             assert await one.get("alice", "t") == {"status": "completed"}
             assert await one.ids("alice") == ["t"]
 
+    async def test_a_pool_keeps_at_most_its_total_of_all_owners_even_when_creations_race(self) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            created: list[bool] = []
+
+            async def create(store: TaskStore, index: int) -> None:
+                created.append(
+                    await store.create(
+                        f"owner{index}", f"t{index}", {}, expires_at=clock.now + HOUR, limit=3, total=5, pool="tasks"
+                    )
+                )
+
+            async with anyio.create_task_group() as tg:
+                for index in range(12):
+                    tg.start_soon(create, (one, two)[index % 2], index)
+            assert sorted(created) == [False] * 7 + [True] * 5
+            assert sum([len(await one.ids(f"owner{index}")) for index in range(12)]) == 5
+            # Another pool counts apart, and a pool without a total has no bound in all.
+            assert await two.create("owner0", "a", {}, expires_at=clock.now + HOUR, limit=3, total=1, pool="approvals")
+            assert await two.create("owner99", "u", {}, expires_at=clock.now + HOUR, limit=3)
+
+    async def test_a_place_in_the_pool_comes_back_when_a_task_is_taken_or_expires_and_a_put_keeps_it_counted(
+        self,
+    ) -> None:
+        clock = self.clock()
+        async with self.stores(clock) as (one, two):
+
+            async def create(store: TaskStore, owner: str, task_id: str, lifetime: float = HOUR) -> bool:
+                return await store.create(owner, task_id, {}, expires_at=clock.now + lifetime, limit=5, total=2)
+
+            assert await create(one, "alice", "kept", self.lifetime)
+            assert await create(two, "bob", "taken")
+            assert not await create(one, "carol", "c1")
+            assert await two.take("bob", "taken") == {}
+            assert await create(one, "carol", "c1", self.lifetime)
+            assert not await create(two, "dave", "d1")
+            await one.put("alice", "kept", {"status": "completed"}, expires_at=clock.now + HOUR)
+            await self.let_pass(clock, self.lifetime * 1.5)
+            assert await create(two, "dave", "d1")  # carol's expired; alice's lives on with its put
+            assert not await create(one, "erin", "e1")
+            assert await one.ids("alice") == ["kept"]
+
 
 class TestSqliteTaskStore(SqlitePair, TaskStoreContract):
+    async def test_a_file_made_before_pools_counts_its_tasks_in_the_tasks_pool(self) -> None:
+        clock = FakeClock()
+        self.path.parent.mkdir(mode=0o700)
+        with contextlib.closing(sqlite3.connect(self.path)) as db:
+            db.executescript(
+                "CREATE TABLE gateway_tasks (owner TEXT NOT NULL, task_id TEXT NOT NULL, record TEXT NOT NULL, "
+                "created REAL NOT NULL, expires_at REAL NOT NULL, claimed INTEGER NOT NULL DEFAULT 0, "
+                "PRIMARY KEY (owner, task_id)) WITHOUT ROWID;"
+            )
+            db.execute(
+                "INSERT INTO gateway_tasks VALUES ('alice', 'old', '{}', ?, ?, 0)", (clock.now, clock.now + HOUR)
+            )
+            db.commit()
+        async with self.stores(clock) as (one, two):
+            assert await two.get("alice", "old") == {}
+            assert not await one.create("bob", "new", {}, expires_at=clock.now + HOUR, limit=5, total=1)
+            assert await one.create("bob", "new", {}, expires_at=clock.now + HOUR, limit=5, total=2)
+
     async def test_the_file_is_the_owners_alone_in_a_folder_it_made(self) -> None:
         async with self.stores(FakeClock()) as (one, _):
             await one.ids("alice")

@@ -1,11 +1,13 @@
 """`TaskStore`: where task-augmented calls keep their state, so any instance can answer for any task.
 
-Each task belongs to an owner (the caller policy's `owner`: identity and grant) and expires with its ttl. The
-store keeps a per-owner index, so counting and listing an owner's live tasks is one query, and creating a task
-within an owner's limit is atomic across instances. `claim` makes the move to a terminal status atomic: of a
-cancel and the call's own end (on this or another instance), exactly one wins; `take` removes a record atomically,
-so of two takes exactly one gets it (approval handles are spent so). Implementations: `SqliteTaskStore`
-(in memory, the default for one process, or one file several processes on a host share) and `RedisTaskStore`
+Each task belongs to an owner (the caller policy's `owner`: identity and grant) and a pool (`tasks`, or
+`approvals` for approval handles), and expires with its ttl. The store keeps a per-owner and a per-pool index, so
+counting and listing an owner's live tasks is one query, and creating a task within an owner's limit and its
+pool's total is atomic across instances (a client that switches identities still meets the total). `claim` makes
+the move to a terminal status atomic: of a cancel and the call's own end (on this or another instance), exactly
+one wins; `take` removes a record atomically, so of two takes exactly one gets it (approval handles are spent
+so). Implementations: `SqliteTaskStore` (in memory, the default for one process, or one file several processes
+on a host share) and `RedisTaskStore`
 (several instances behind a load balancer). `open_task_store(url)` picks one.
 """
 
@@ -62,10 +64,19 @@ class TaskStore(Protocol):
     backend. Records are JSON-serializable mappings."""
 
     async def create(
-        self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+        self,
+        owner: str,
+        task_id: str,
+        record: Mapping[str, Any],
+        *,
+        expires_at: float,
+        limit: int,
+        total: int | None = None,
+        pool: str = "tasks",
     ) -> bool:
-        """Store a new task unless `owner` keeps `limit` live tasks already; True when it was stored. Atomic:
-        concurrent creations never leave an owner more than `limit`."""
+        """Store a new task in `pool` unless `owner` keeps `limit` live tasks already or the pool keeps `total`
+        live tasks of all owners (None: no total); True when it was stored. Atomic: concurrent creations never
+        leave an owner more than `limit`, nor the pool more than `total`."""
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
         """The task, or None when there is none, it has expired, or it is another owner's."""
@@ -110,12 +121,22 @@ CREATE TABLE IF NOT EXISTS gateway_tasks (
     created REAL NOT NULL,
     expires_at REAL NOT NULL,
     claimed INTEGER NOT NULL DEFAULT 0,
+    pool TEXT NOT NULL DEFAULT 'tasks',
     PRIMARY KEY (owner, task_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS gateway_tasks_owner ON gateway_tasks (owner, expires_at);
 CREATE INDEX IF NOT EXISTS gateway_tasks_expiry ON gateway_tasks (expires_at);
 """
 _PURGE_EVERY = 60.0
+
+
+def _upgrade(db: sqlite3.Connection) -> None:
+    """Give a file made before pools its `pool` column (its rows are tasks) and the pool index."""
+    with transaction(db):
+        columns = {row[1] for row in db.execute("PRAGMA table_info(gateway_tasks)")}
+        if "pool" not in columns:
+            db.execute("ALTER TABLE gateway_tasks ADD COLUMN pool TEXT NOT NULL DEFAULT 'tasks'")
+        db.execute("CREATE INDEX IF NOT EXISTS gateway_tasks_pool ON gateway_tasks (pool, expires_at)")
 
 
 class SqliteTaskStore:
@@ -129,6 +150,8 @@ class SqliteTaskStore:
         self._file = SqliteFile(self.path, _SCHEMA, what="SQLite task store")
         self._closed = False
         self._purged_at = 0.0
+        #: The connection `_upgrade` last ran on (a file reopened, restored from a backup, is checked again).
+        self._upgraded: sqlite3.Connection | None = None
 
     async def _in_thread(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         def run() -> _T:
@@ -136,7 +159,11 @@ class SqliteTaskStore:
                 if self._closed:
                     raise TaskStoreError(f"the SQLite task store {self.path!r} is closed; the gateway has stopped")
                 try:
-                    return work(self._file.connection())
+                    db = self._file.connection()
+                    if db is not self._upgraded:
+                        _upgrade(db)
+                        self._upgraded = db
+                    return work(db)
                 except DatabaseGone as error:
                     raise TaskStoreError(str(error), unreachable=True) from error
                 except sqlite3.Error as error:
@@ -150,9 +177,17 @@ class SqliteTaskStore:
             db.execute("DELETE FROM gateway_tasks WHERE expires_at <= ?", (now,))
 
     async def create(
-        self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+        self,
+        owner: str,
+        task_id: str,
+        record: Mapping[str, Any],
+        *,
+        expires_at: float,
+        limit: int,
+        total: int | None = None,
+        pool: str = "tasks",
     ) -> bool:
-        """See `TaskStore.create`: the count and the insert share one write transaction."""
+        """See `TaskStore.create`: the counts and the insert share one write transaction."""
         now, text = self._clock(), json.dumps(record)
 
         def work(db: sqlite3.Connection) -> bool:
@@ -163,10 +198,16 @@ class SqliteTaskStore:
                 ).fetchone()
                 if kept >= limit:
                     return False
+                if total is not None:
+                    (pooled,) = db.execute(
+                        "SELECT count(*) FROM gateway_tasks WHERE pool = ? AND expires_at > ?", (pool, now)
+                    ).fetchone()
+                    if pooled >= total:
+                        return False
                 db.execute(
-                    "INSERT OR REPLACE INTO gateway_tasks (owner, task_id, record, created, expires_at, claimed) "
-                    "VALUES (?, ?, ?, ?, ?, 0)",
-                    (owner, task_id, text, now, expires_at),
+                    "INSERT OR REPLACE INTO gateway_tasks "
+                    "(owner, task_id, record, created, expires_at, claimed, pool) VALUES (?, ?, ?, ?, ?, 0, ?)",
+                    (owner, task_id, text, now, expires_at, pool),
                 )
                 return True
 
@@ -244,40 +285,62 @@ class SqliteTaskStore:
         await anyio.to_thread.run_sync(close)
 
 
-# Redis: the task under `{prefix}task:{owner}:{id}` (JSON, with the task's expiry), its claim beside it, and the
-# owner's index a sorted set of ids scored by expiry, trimmed of the expired on every write.
+# Redis: the task under `{prefix}task:{owner}:{id}` (JSON: its creation, its pool, its record; with the task's
+# expiry), its claim beside it, the owner's index a sorted set of ids and the pool's index `{prefix}pool:{pool}` a
+# sorted set of `{owner}:{id}`, both scored by expiry and trimmed of the expired on every creation. A task's pool
+# is read from its JSON by `take` and `put`, which name the pool's index from `prefix` (ARGV).
 _CREATE = """
-local index, key = KEYS[1], KEYS[2]
-local now, expires_ms, limit = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local index, key, pooled = KEYS[1], KEYS[2], KEYS[3]
+local now, expires_ms, limit, total = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
 redis.call('ZREMRANGEBYSCORE', index, '-inf', now)
 if redis.call('ZCARD', index) >= limit then return 0 end
+redis.call('ZREMRANGEBYSCORE', pooled, '-inf', now)
+if total >= 0 and redis.call('ZCARD', pooled) >= total then return 0 end
 redis.call('SET', key, ARGV[4], 'PXAT', expires_ms)
 redis.call('ZADD', index, expires_ms, ARGV[5])
-local left = redis.call('PTTL', index)
-if left < 0 or now + left < expires_ms then redis.call('PEXPIREAT', index, expires_ms) end
+redis.call('ZADD', pooled, expires_ms, ARGV[7])
+for _, set in ipairs({index, pooled}) do
+  local left = redis.call('PTTL', set)
+  if left < 0 or now + left < expires_ms then redis.call('PEXPIREAT', set, expires_ms) end
+end
 return 1
 """
-# The task, its claim and its place in the index go at once; the task's text is the answer (nil: none to take).
+# The task, its claim and its places in the indexes go at once; the task's text is the answer (nil: none to take).
 _TAKE = """
 local text = redis.call('GET', KEYS[2])
 if not text then return false end
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[1], ARGV[1])
+local pool = cjson.decode(text)['pool']
+if pool then redis.call('ZREM', ARGV[2] .. 'pool:' .. pool, ARGV[3]) end
 return text
 """
-# The task's creation time stays; the index lives as long as its longest-lived task.
+# The task's creation time and pool stay; the indexes live as long as their longest-lived task.
 _PUT = """
 local index, key, claim = KEYS[1], KEYS[2], KEYS[3]
 local now, expires_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
-local created = now
+local created, pool = now, nil
 local old = redis.call('GET', key)
-if old then created = cjson.decode(old)['created'] end
-local text = '{"created":' .. string.format('%d', created) .. ',"record":' .. ARGV[3] .. '}'
+if old then
+  local decoded = cjson.decode(old)
+  created, pool = decoded['created'], decoded['pool']
+end
+local sets = {index}
+local text = '{"created":' .. string.format('%d', created)
+if pool then
+  text = text .. ',"pool":' .. cjson.encode(pool)
+  local pooled = ARGV[5] .. 'pool:' .. pool
+  redis.call('ZADD', pooled, expires_ms, ARGV[6])
+  sets[2] = pooled
+end
+text = text .. ',"record":' .. ARGV[3] .. '}'
 redis.call('SET', key, text, 'PXAT', expires_ms)
 redis.call('ZADD', index, expires_ms, ARGV[4])
 redis.call('PEXPIREAT', claim, expires_ms)
-local left = redis.call('PTTL', index)
-if left < 0 or now + left < expires_ms then redis.call('PEXPIREAT', index, expires_ms) end
+for _, set in ipairs(sets) do
+  local left = redis.call('PTTL', set)
+  if left < 0 or now + left < expires_ms then redis.call('PEXPIREAT', set, expires_ms) end
+end
 """
 
 
@@ -303,6 +366,9 @@ class RedisTaskStore:
     def _index(self, owner: str) -> str:
         return f"{self.prefix}tasks:{owner}"
 
+    def _pool(self, pool: str) -> str:
+        return f"{self.prefix}pool:{pool}"
+
     async def _call(self, what: str, work: Any) -> Any:
         from redis.exceptions import RedisError
 
@@ -315,16 +381,25 @@ class RedisTaskStore:
             ) from error
 
     async def create(
-        self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+        self,
+        owner: str,
+        task_id: str,
+        record: Mapping[str, Any],
+        *,
+        expires_at: float,
+        limit: int,
+        total: int | None = None,
+        pool: str = "tasks",
     ) -> bool:
         """See `TaskStore.create`: one script, atomic on the server."""
         now_ms = math.floor(self._clock() * 1000)
         expires_ms = max(math.ceil(expires_at * 1000), now_ms + 1)
+        text = json.dumps({"created": now_ms, "pool": pool, "record": record})
         created = await self._call(
             "create a task",
             self._create(
-                keys=[self._index(owner), self._key(owner, task_id)],
-                args=[now_ms, expires_ms, limit, json.dumps({"created": now_ms, "record": record}), task_id],
+                keys=[self._index(owner), self._key(owner, task_id), self._pool(pool)],
+                args=[now_ms, expires_ms, limit, text, task_id, -1 if total is None else total, f"{owner}:{task_id}"],
             ),
         )
         return bool(created)
@@ -342,7 +417,8 @@ class RedisTaskStore:
         await self._call(
             "write a task",
             self._put(
-                keys=[self._index(owner), key, f"{key}:claim"], args=[now_ms, expires_ms, json.dumps(record), task_id]
+                keys=[self._index(owner), key, f"{key}:claim"],
+                args=[now_ms, expires_ms, json.dumps(record), task_id, self.prefix, f"{owner}:{task_id}"],
             ),
         )
 
@@ -371,7 +447,10 @@ class RedisTaskStore:
         """See `TaskStore.take`: one script, atomic on the server."""
         key = self._key(owner, task_id)
         text = await self._call(
-            "take a task", self._take(keys=[self._index(owner), key, f"{key}:claim"], args=[task_id])
+            "take a task",
+            self._take(
+                keys=[self._index(owner), key, f"{key}:claim"], args=[task_id, self.prefix, f"{owner}:{task_id}"]
+            ),
         )
         return _load(text)["record"] if text is not None else None
 
@@ -401,11 +480,21 @@ class WatchedTaskStore:
         return None
 
     async def create(
-        self, owner: str, task_id: str, record: Mapping[str, Any], *, expires_at: float, limit: int
+        self,
+        owner: str,
+        task_id: str,
+        record: Mapping[str, Any],
+        *,
+        expires_at: float,
+        limit: int,
+        total: int | None = None,
+        pool: str = "tasks",
     ) -> bool:
         """See `TaskStore.create`."""
         return await self._watched(
-            lambda: self.store.create(owner, task_id, record, expires_at=expires_at, limit=limit)
+            lambda: self.store.create(
+                owner, task_id, record, expires_at=expires_at, limit=limit, total=total, pool=pool
+            )
         )
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
