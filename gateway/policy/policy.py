@@ -7,6 +7,7 @@ instructions, the reference page, ChatGPT search/fetch, tasks, subscriptions, an
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -158,6 +159,20 @@ class CallerPolicy:
     def owner(self) -> str:
         """Whose state the caller leaves on the server (its identity and grant)."""
         return self.caller.owner
+
+    @property
+    def identified(self) -> bool:
+        """Whether the gateway can tell this caller from others (`Caller.identified`)."""
+        return self.caller.identified
+
+    def task_owner(self, task_id: str) -> str:
+        """Whose task `task_id` is when this caller names it: the caller's owner, or, for a caller the gateway
+        cannot tell from others (`Caller.identified`), the task's own, so that it is reached by its unguessable id
+        alone and listed to no one (MCP 2025-11-25 tasks, task isolation: without context-binding, task ids are
+        the access control, and requestors that cannot be identified are not offered tasks/list)."""
+        if self.identified:
+            return self.owner
+        return hashlib.sha256(f"{self.owner}\0{task_id}".encode()).hexdigest()[:32]
 
     # Which functions exist for the caller
 

@@ -180,6 +180,51 @@ async def test_tasks_belong_to_their_caller() -> None:
         assert (await member.session.send_request(types.ListTasksRequest(), types.ListTasksResult)).tasks == []
 
 
+async def rpc(app: FastAPI, method: str, params: dict[str, Any], **headers: str) -> dict[str, Any]:
+    """One raw JSON-RPC request at 2025-11-25 with these extra headers (none: no credentials, no session)."""
+    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app)) as http:
+        response = await http.post(
+            URL,
+            json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+            headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25", **headers},
+        )
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+async def test_callers_without_credentials_see_none_of_each_others_tasks() -> None:
+    app, gateway = make_gateway(TaskConfig())
+    call = {"name": "call_function", "arguments": {"name": "orders.list_orders", "args": {}}, "task": {}}
+    one, two = {"mcp-session-id": "session-one"}, {"mcp-session-id": "session-two"}
+    async with gateway.lifespan():
+        in_one = (await rpc(app, "tools/call", call, **one))["result"]["task"]["taskId"]
+        alone = (await rpc(app, "tools/call", call))["result"]["task"]["taskId"]
+        listed = {
+            "session one": await rpc(app, "tasks/list", {}, **one),
+            "session two": await rpc(app, "tasks/list", {}, **two),
+            "no session": await rpc(app, "tasks/list", {}),
+        }
+        from_two = await rpc(app, "tasks/get", {"taskId": in_one}, **two)
+        from_nowhere = await rpc(app, "tasks/result", {"taskId": in_one})
+        cancelled = await rpc(app, "tasks/cancel", {"taskId": in_one}, **two)
+        own = {
+            "session one": await rpc(app, "tasks/get", {"taskId": in_one}, **one),
+            "no session": await rpc(app, "tasks/get", {"taskId": alone}),
+        }
+        initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        declared = {
+            "no session": (await rpc(app, "initialize", initialize))["result"]["capabilities"]["tasks"],
+            "session one": (await rpc(app, "initialize", initialize, **one))["result"]["capabilities"]["tasks"],
+        }
+    assert [task["taskId"] for task in listed["session one"]["result"]["tasks"]] == [in_one]
+    assert listed["session two"]["result"]["tasks"] == [] and listed["no session"]["result"]["tasks"] == []
+    for refused in (from_two, from_nowhere, cancelled):
+        assert refused["error"]["code"] == types.INVALID_PARAMS and "Unknown task" in refused["error"]["message"]
+    assert own["session one"]["result"]["taskId"] == in_one and own["no session"]["result"]["taskId"] == alone
+    # MCP 2025-11-25 tasks: "receivers that cannot identify requestors SHOULD NOT declare the tasks.list capability".
+    assert "list" not in declared["no session"] and "list" in declared["session one"]
+
+
 async def test_a_hidden_or_unknown_tool_cannot_be_started_as_a_task() -> None:
     app, gateway = make_gateway(
         TaskConfig(),

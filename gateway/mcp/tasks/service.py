@@ -4,8 +4,10 @@ A `tools/call` whose params carry `task` is answered at once with a `CreateTaskR
 process, and its state lives in a `TaskStore` (SQLite by default, Redis when several instances serve), so
 `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` work from any instance. Tasks belong to the caller who
 created them, by identity and grant (the caller policy's `owner`): another caller's task, or the task of a narrower
-token of the same person, is unknown. The caller policy bounds how many tasks one caller runs and keeps, and how
-many listen streams it holds open. The SDK defines the task types but dispatches none of these methods; they are
+token of the same person, is unknown; a caller without credentials is known by its MCP session, and without a
+session each of its tasks is its own, reached by its id alone (`CallerPolicy.task_owner`). The caller policy
+bounds how many tasks one caller runs and keeps, and how many listen streams it holds open. The SDK defines the
+task types but dispatches none of these methods; they are
 added here as request handlers, and the `tasks` capability and each tool's `execution.taskSupport` through a server
 middleware, the SDK's own seams.
 
@@ -146,8 +148,10 @@ class Tasks:
             return result
         if ctx.method == "initialize" and result.get("protocolVersion") == TASKS_VERSION:
             capabilities = result.setdefault("capabilities", {})
-            # MCP 2025-11-25 tasks, capabilities: list, cancel, and task-augmented tools/call.
-            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+            # MCP 2025-11-25 tasks, capabilities: list, cancel, and task-augmented tools/call; "receivers that
+            # cannot identify requestors SHOULD NOT declare the tasks.list capability".
+            listing: dict[str, Any] = {"list": {}} if self.endpoint.caller_of(ctx).identified else {}
+            capabilities["tasks"] = {**listing, "cancel": {}, "requests": {"tools": {"call": {}}}}
         elif ctx.method == "tools/list" and ctx.protocol_version == TASKS_VERSION:
             for tool in result.get("tools", ()):
                 if isinstance(tool, dict) and tool.get("name") not in _INSTANT:
@@ -208,13 +212,15 @@ class Tasks:
         ttl_ms = int(self.config.max_ttl * 1000)
         if isinstance(asked, int) and not isinstance(asked, bool) and 0 < asked < ttl_ms:
             ttl_ms = asked
-        owner = caller.owner
         now = self._clock()
         try:
             lease = caller.start_task()
         except LimitError as error:
             raise _refused(error) from None
+        # MCP 2025-11-25 tasks: task ids are cryptographically secure, so that without context-binding they are
+        # the access control.
         task_id = secrets.token_urlsafe(18)
+        owner = caller.task_owner(task_id)
         record: dict[str, Any] = {
             "taskId": task_id,
             "status": "working",
@@ -358,20 +364,20 @@ class Tasks:
         except LimitError as error:
             raise _refused(error) from None
         with lease:
-            return await self._stream(ctx, caller.owner, asked, requested, subscription_id)
+            return await self._stream(ctx, caller, asked, requested, subscription_id)
 
     async def _stream(
         self,
         ctx: Any,
-        owner: str,
+        caller: CallerPolicy,
         asked: list[str] | None,
         requested: types.SubscriptionFilter,
         subscription_id: Any,
     ) -> types.SubscriptionsListenResult:
-        """The listen stream of `owner`'s tasks named in `asked` (and the subscriptions it honours)."""
+        """The listen stream of `caller`'s tasks named in `asked` (and the subscriptions it honours)."""
         followed: dict[str, dict[str, Any]] = {}
         for task_id in dict.fromkeys(asked or ()):
-            record = await self.store.get(owner, task_id)
+            record = await self.store.get(caller.task_owner(task_id), task_id)
             if record is not None:
                 followed[task_id] = record
         honored: dict[str, Any] = {
@@ -396,7 +402,7 @@ class Tasks:
             with anyio.move_on_after(self.config.poll_interval):
                 await changed.wait()  # a task ended here; tasks on other instances are seen by the next read
             for task_id, seen in list(pending.items()):
-                record = await self.store.get(owner, task_id)
+                record = await self.store.get(caller.task_owner(task_id), task_id)
                 if record is None:
                     del pending[task_id]  # expired: tasks/get would answer unknown too
                     continue
@@ -417,7 +423,7 @@ class Tasks:
 
     async def _record(self, ctx: Any, task_id: str) -> tuple[str, dict[str, Any]]:
         """The caller's owner key and its task `task_id`; -32602 when the caller has no such task."""
-        owner = self.endpoint.caller_of(ctx).owner
+        owner = self.endpoint.caller_of(ctx).task_owner(task_id)
         record = await self.store.get(owner, task_id)
         if record is None:
             # MCP 2025-11-25 tasks, error handling: an unknown or expired task id is -32602.
@@ -502,8 +508,11 @@ class Tasks:
             logger.debug("notifications/tasks/status for task %s could not be sent", task_id, exc_info=True)
 
     async def _list(self, ctx: Any, params: types.PaginatedRequestParams) -> dict[str, Any]:
-        owner = self.endpoint.caller_of(ctx).owner
-        ids = await self.store.ids(owner)
+        caller = self.endpoint.caller_of(ctx)
+        owner = caller.owner
+        # MCP 2025-11-25 tasks, task isolation: a requestor that cannot be identified is listed no task (its tasks
+        # are each their own, reached by id alone).
+        ids = await self.store.ids(owner) if caller.identified else []
         start = 0
         if params.cursor:
             if not params.cursor.isdigit():
