@@ -49,31 +49,22 @@ class Caller:
         return cls(transport=request.transport, credentials={}, scopes=frozenset(), request=request)
 
     @property
-    def session(self) -> str | None:
-        """The MCP session of an HTTP caller without credentials (its `Mcp-Session-Id`), which its state is bound
-        to; None otherwise (a caller with credentials is known by them, from any session)."""
-        if self.transport != "http" or self.credentials:
-            return None
-        return (self.request.headers or {}).get("mcp-session-id") or None
-
-    @property
     def identified(self) -> bool:
-        """Whether the gateway can tell this caller from others: by its credentials, its MCP session, or its
-        transport (stdio and in-process serve one caller). Over HTTP without credentials nor session, it cannot."""
-        return self.transport != "http" or bool(self.credentials) or self.session is not None
+        """Whether the gateway can tell this caller from others: by its credentials, or by its transport (stdio
+        and in-process serve one caller). Over HTTP without credentials it cannot: a header such as
+        `Mcp-Session-Id` is the client's to choose, so every caller without credentials is one caller."""
+        return self.transport != "http" or bool(self.credentials)
 
     @functools.cached_property
     def owner(self) -> str:
         """Whose state this caller leaves on the server (tasks, streams): a hash of its identity and its grant, so
-        a narrower token of the same person owns none of a broader one's state; without credentials, of its
-        session too, so callers without credentials in two sessions share nothing."""
+        a narrower token of the same person owns none of a broader one's state."""
         material = json.dumps(
             [
                 self.transport,
                 sorted(self.credentials.items()),
                 self.client_id,
                 sorted(self.scopes) if self.scopes is not None else None,
-                *([self.session] if self.session is not None else []),
             ]
         )
         return hashlib.sha256(material.encode()).hexdigest()[:32]

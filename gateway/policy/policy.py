@@ -7,7 +7,6 @@ instructions, the reference page, ChatGPT search/fetch, tasks, subscriptions, an
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -165,15 +164,6 @@ class CallerPolicy:
         """Whether the gateway can tell this caller from others (`Caller.identified`)."""
         return self.caller.identified
 
-    def task_owner(self, task_id: str) -> str:
-        """Whose task `task_id` is when this caller names it: the caller's owner, or, for a caller the gateway
-        cannot tell from others (`Caller.identified`), the task's own, so that it is reached by its unguessable id
-        alone and listed to no one (MCP 2025-11-25 tasks, task isolation: without context-binding, task ids are
-        the access control, and requestors that cannot be identified are not offered tasks/list)."""
-        if self.identified:
-            return self.owner
-        return hashlib.sha256(f"{self.owner}\0{task_id}".encode()).hexdigest()[:32]
-
     # Which functions exist for the caller
 
     @functools.cached_property
@@ -306,12 +296,20 @@ class CallerPolicy:
         (`Limits.tasks_stored_per_caller`; the task store counts them, atomically across instances)."""
         limit = self.policy.limits.tasks_stored_per_caller
         return LimitError(
-            f"you keep {kept} tasks on this server, the most one caller may keep "
-            f"({option_name('tasks_stored_per_caller')} is {limit}); wait for older tasks to expire (their "
-            "ttl), ask for a shorter ttl, or make the call without a task",
+            f"{self._who('keep')} {kept} tasks on this server, the most one caller may keep "
+            f"({option_name('tasks_stored_per_caller')} is {limit}); {self._own_limit()}wait for older tasks to "
+            "expire (their ttl), ask for a shorter ttl, or make the call without a task",
             limit="tasks_stored_per_caller",
             value=limit,
         )
+
+    def _who(self, verb: str) -> str:
+        """Who a per-caller limit counts: "you", or, for a caller the gateway cannot tell from others, all
+        callers without credentials together."""
+        return f"you {verb}" if self.identified else f"callers without credentials {verb}, together,"
+
+    def _own_limit(self) -> str:
+        return "" if self.identified else "send credentials to have a limit of your own, or "
 
     def tasks_kept_in_all_refusal(self) -> LimitError:
         """The refusal of one more task when the task store keeps its limit of tasks of all callers
@@ -330,9 +328,9 @@ class CallerPolicy:
         (`Limits.approvals_pending_per_caller`; the approval store counts them, atomically across instances)."""
         limit = self.policy.limits.approvals_pending_per_caller
         return LimitError(
-            f"you have {kept} calls waiting for a person's approval, the most one caller may have "
-            f"({option_name('approvals_pending_per_caller')} is {limit}); have the person approve or cancel some, "
-            "or wait for them to expire, then call again",
+            f"{self._who('have')} {kept} calls waiting for a person's approval, the most one caller may have "
+            f"({option_name('approvals_pending_per_caller')} is {limit}); {self._own_limit()}have the person "
+            "approve or cancel some, or wait for them to expire, then call again",
             limit="approvals_pending_per_caller",
             value=limit,
         )

@@ -192,37 +192,35 @@ async def rpc(app: FastAPI, method: str, params: dict[str, Any], **headers: str)
     return answer
 
 
-async def test_callers_without_credentials_see_none_of_each_others_tasks() -> None:
-    app, gateway = make_gateway(TaskConfig())
+async def test_callers_without_credentials_are_one_caller_listed_no_task_whatever_session_id_they_send() -> None:
+    app = create_app(debug_routes=True)
+    gateway = Gateway(app=app, tasks=TaskConfig(), limits=Limits(timeout=0.5, tasks_stored_per_caller=3))
+    gateway.mount(app, "/mcp")
     call = {"name": "call_function", "arguments": {"name": "orders.list_orders", "args": {}}, "task": {}}
+    # A session id is the client's to choose: made-up ones must neither hide tasks nor multiply a budget.
     one, two = {"mcp-session-id": "session-one"}, {"mcp-session-id": "session-two"}
+    admin = {"authorization": f"Bearer {ADMIN_KEY}"}
     async with gateway.lifespan():
-        in_one = (await rpc(app, "tools/call", call, **one))["result"]["task"]["taskId"]
-        alone = (await rpc(app, "tools/call", call))["result"]["task"]["taskId"]
-        listed = {
-            "session one": await rpc(app, "tasks/list", {}, **one),
-            "session two": await rpc(app, "tasks/list", {}, **two),
-            "no session": await rpc(app, "tasks/list", {}),
-        }
-        from_two = await rpc(app, "tasks/get", {"taskId": in_one}, **two)
-        from_nowhere = await rpc(app, "tasks/result", {"taskId": in_one})
-        cancelled = await rpc(app, "tasks/cancel", {"taskId": in_one}, **two)
-        own = {
-            "session one": await rpc(app, "tasks/get", {"taskId": in_one}, **one),
-            "no session": await rpc(app, "tasks/get", {"taskId": alone}),
-        }
+        started = [(await rpc(app, "tools/call", call, **headers))["result"] for headers in (one, two, {})]
+        over = await rpc(app, "tools/call", call, **{"mcp-session-id": "session-four"})
+        admins = await rpc(app, "tools/call", call, **admin)
+        listed = [await rpc(app, "tasks/list", {}, **headers) for headers in (one, two, {})]
+        by_id = await rpc(app, "tasks/get", {"taskId": started[0]["task"]["taskId"]}, **two)
         initialize = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
         declared = {
-            "no session": (await rpc(app, "initialize", initialize))["result"]["capabilities"]["tasks"],
-            "session one": (await rpc(app, "initialize", initialize, **one))["result"]["capabilities"]["tasks"],
+            "no credentials": (await rpc(app, "initialize", initialize, **one))["result"]["capabilities"]["tasks"],
+            "admin": (await rpc(app, "initialize", initialize, **admin))["result"]["capabilities"]["tasks"],
         }
-    assert [task["taskId"] for task in listed["session one"]["result"]["tasks"]] == [in_one]
-    assert listed["session two"]["result"]["tasks"] == [] and listed["no session"]["result"]["tasks"] == []
-    for refused in (from_two, from_nowhere, cancelled):
-        assert refused["error"]["code"] == types.INVALID_PARAMS and "Unknown task" in refused["error"]["message"]
-    assert own["session one"]["result"]["taskId"] == in_one and own["no session"]["result"]["taskId"] == alone
-    # MCP 2025-11-25 tasks: "receivers that cannot identify requestors SHOULD NOT declare the tasks.list capability".
-    assert "list" not in declared["no session"] and "list" in declared["session one"]
+    assert all("task" in result for result in started)
+    message = over["error"]["message"]
+    assert message.startswith("callers without credentials keep, together, 3 tasks on this server")
+    assert "send credentials to have a limit of your own" in message
+    assert "task" in admins["result"]  # a caller with credentials has its own budget
+    # MCP 2025-11-25 tasks, without an authorization context: nothing is listed, the unguessable id is the access.
+    assert [answer["result"]["tasks"] for answer in listed] == [[], [], []]
+    assert by_id["result"]["taskId"] == started[0]["task"]["taskId"]
+    # "receivers that cannot identify requestors SHOULD NOT declare the tasks.list capability".
+    assert "list" not in declared["no credentials"] and "list" in declared["admin"]
 
 
 async def test_a_hidden_or_unknown_tool_cannot_be_started_as_a_task() -> None:

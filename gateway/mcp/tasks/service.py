@@ -4,10 +4,10 @@ A `tools/call` whose params carry `task` is answered at once with a `CreateTaskR
 process, and its state lives in a `TaskStore` (SQLite by default, Redis when several instances serve), so
 `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` work from any instance. Tasks belong to the caller who
 created them, by identity and grant (the caller policy's `owner`): another caller's task, or the task of a narrower
-token of the same person, is unknown; a caller without credentials is known by its MCP session, and without a
-session each of its tasks is its own, reached by its id alone (`CallerPolicy.task_owner`). The caller policy
-bounds how many tasks one caller runs and keeps, and how many listen streams it holds open. The SDK defines the
-task types but dispatches none of these methods; they are
+token of the same person, is unknown. Over HTTP, callers without credentials cannot be told apart: they are one
+caller, whose tasks are reached by their unguessable ids alone and listed to no one (MCP 2025-11-25 tasks, task
+isolation). The caller policy bounds how many tasks one caller runs and keeps, and how many listen streams it holds
+open. The SDK defines the task types but dispatches none of these methods; they are
 added here as request handlers, and the `tasks` capability and each tool's `execution.taskSupport` through a server
 middleware, the SDK's own seams.
 
@@ -220,7 +220,7 @@ class Tasks:
         # MCP 2025-11-25 tasks: task ids are cryptographically secure, so that without context-binding they are
         # the access control.
         task_id = secrets.token_urlsafe(18)
-        owner = caller.task_owner(task_id)
+        owner = caller.owner
         record: dict[str, Any] = {
             "taskId": task_id,
             "status": "working",
@@ -377,7 +377,7 @@ class Tasks:
         """The listen stream of `caller`'s tasks named in `asked` (and the subscriptions it honours)."""
         followed: dict[str, dict[str, Any]] = {}
         for task_id in dict.fromkeys(asked or ()):
-            record = await self.store.get(caller.task_owner(task_id), task_id)
+            record = await self.store.get(caller.owner, task_id)
             if record is not None:
                 followed[task_id] = record
         honored: dict[str, Any] = {
@@ -402,7 +402,7 @@ class Tasks:
             with anyio.move_on_after(self.config.poll_interval):
                 await changed.wait()  # a task ended here; tasks on other instances are seen by the next read
             for task_id, seen in list(pending.items()):
-                record = await self.store.get(caller.task_owner(task_id), task_id)
+                record = await self.store.get(caller.owner, task_id)
                 if record is None:
                     del pending[task_id]  # expired: tasks/get would answer unknown too
                     continue
@@ -423,7 +423,7 @@ class Tasks:
 
     async def _record(self, ctx: Any, task_id: str) -> tuple[str, dict[str, Any]]:
         """The caller's owner key and its task `task_id`; -32602 when the caller has no such task."""
-        owner = self.endpoint.caller_of(ctx).task_owner(task_id)
+        owner = self.endpoint.caller_of(ctx).owner
         record = await self.store.get(owner, task_id)
         if record is None:
             # MCP 2025-11-25 tasks, error handling: an unknown or expired task id is -32602.
@@ -511,7 +511,7 @@ class Tasks:
         caller = self.endpoint.caller_of(ctx)
         owner = caller.owner
         # MCP 2025-11-25 tasks, task isolation: a requestor that cannot be identified is listed no task (its tasks
-        # are each their own, reached by id alone).
+        # are reached by their unguessable ids alone).
         ids = await self.store.ids(owner) if caller.identified else []
         start = 0
         if params.cursor:
