@@ -4,30 +4,36 @@ uvicorn waits for a request's headers and body as long as the client cares to tr
 timeout starts only after a response), so 200 connections sending a byte now and then stay open for ever.
 The guarded protocols (uvicorn's httptools one when httptools is installed, else its h11 one) give every
 request a deadline to arrive whole (`read_timeout`, from its first byte or from the end of the previous
-response), and `max_connections` caps the connections one process holds. `GatewayServer` freezes what start-up
-made, so the garbage collector's full passes stop stalling requests.
+response), `max_connections` caps the connections one process holds, and `max_connections_per_client` those of
+one address (an IPv6 /64), so one client cannot take every slot. `GatewayServer` freezes what start-up made, so
+the garbage collector's full passes stop stalling requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import ipaddress
 import logging
 import socket
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Final, Literal
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from gateway.extras import installed, require
 from gateway.flags import cli, seconds, whole
+from gateway.requests import TrustedProxies
 
 __all__ = [
+    "NO_PROXIES",
+    "TOO_MANY_FROM_CLIENT",
     "GatewayServer",
     "GuardedH11Protocol",
     "HttpImplementation",
     "ServeLimits",
+    "client_key",
     "config",
     "guarded_protocol",
     "serve",
@@ -38,7 +44,8 @@ logger = logging.getLogger("gateway.serving")
 
 @dataclass(frozen=True, kw_only=True)
 class ServeLimits:
-    """How long a request may take to arrive and how many connections one process serves at once."""
+    """How long a request may take to arrive and how many connections one process serves at once, of all
+    clients and of one (an address; an IPv6 /64 network; trusted proxies are not counted)."""
 
     read_timeout: float = field(
         default=30.0,
@@ -53,6 +60,16 @@ class ServeLimits:
         default=512,
         metadata=cli("answer 503 past this many open connections", parse=whole(1), metavar="N", where="serve"),
     )
+    max_connections_per_client: int = field(
+        default=64,
+        metadata=cli(
+            "answer 503 and close a connection past this many open from one address (an IPv6 /64); "
+            "connections from a --trusted-proxy are not counted",
+            parse=whole(1),
+            metavar="N",
+            where="serve",
+        ),
+    )
 
     def __post_init__(self) -> None:
         from gateway.errors import ConfigError
@@ -61,15 +78,49 @@ class ServeLimits:
             raise ConfigError(f"read_timeout must be a positive number of seconds, got {self.read_timeout!r}")
         if self.max_connections < 1:
             raise ConfigError(f"max_connections must be 1 or more, got {self.max_connections!r}")
+        if self.max_connections_per_client < 1:
+            raise ConfigError(f"max_connections_per_client must be 1 or more, got {self.max_connections_per_client!r}")
+
+
+#: No trusted proxy: every client's connections are counted.
+NO_PROXIES: Final = TrustedProxies()
+
+_TOO_MANY = b"Too many open connections from this address: close some of them, or retry later.\n"
+#: What a connection past `max_connections_per_client` gets before it is closed.
+TOO_MANY_FROM_CLIENT: bytes = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n"
+    b"Content-Length: %d\r\n\r\n%s" % (len(_TOO_MANY), _TOO_MANY)
+)
+
+
+def client_key(host: str) -> str:
+    """What connections are counted under: an IPv4 address as it is, an IPv6 one by its /64 network (one host
+    holds a whole /64), an IPv4-mapped IPv6 one as its IPv4 address; anything else (not an IP) as it is."""
+    if ":" not in host:
+        return host
+    try:
+        address = ipaddress.IPv6Address(host)
+    except ValueError:
+        return host
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(ipaddress.IPv6Network((int(address) >> 64 << 64, 64)))
 
 
 class _ReadDeadline(asyncio.Protocol):
     """Closes a connection whose request does not arrive whole within `read_timeout`: from the connection's
-    start, then from the end of each response. Mixed into uvicorn's HTTP protocols (h11 and httptools alike:
-    both keep the request being answered in `cycle`)."""
+    start, then from the end of each response; and answers 503 to a connection, and closes it, past
+    `max_connections_per_client` open from its client (`client_key`), unless it comes from `trusted_proxies`.
+    Mixed into uvicorn's HTTP protocols (h11 and httptools alike: both keep the request being answered in
+    `cycle`). The counts are the class's: `guarded_protocol` makes a class for each server."""
 
     read_timeout: float = ServeLimits().read_timeout
+    max_connections_per_client: int = ServeLimits().max_connections_per_client
+    trusted_proxies: TrustedProxies = NO_PROXIES
+    open_per_client: ClassVar[dict[str, int]] = {}
+    _warned: ClassVar[set[str]] = set()
     _read_deadline: asyncio.TimerHandle | None = None
+    _counted: str | None = None
     loop: asyncio.AbstractEventLoop
     transport: asyncio.Transport
     cycle: Any
@@ -77,11 +128,45 @@ class _ReadDeadline(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
-        self._arm()
+        if self._admitted():
+            self._arm()
+        else:
+            self.transport.write(TOO_MANY_FROM_CLIENT)
+            self.transport.close()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        key = self._counted
+        if key is not None:
+            self._counted = None
+            left = self.open_per_client[key] - 1
+            if left:
+                self.open_per_client[key] = left
+            else:
+                del self.open_per_client[key]
+                self._warned.discard(key)
         super().connection_lost(exc)
+
+    def _admitted(self) -> bool:
+        """Counts this connection under its client, or False when its client has the most it may have open."""
+        client = self.client
+        if not client or client[0] in self.trusted_proxies:
+            return True  # a Unix socket, or a proxy that carries many clients
+        key = client_key(client[0])
+        held = self.open_per_client.get(key, 0)
+        if held >= self.max_connections_per_client:
+            if key not in self._warned:  # once until its connections are all closed, so refusals cannot flood
+                self._warned.add(key)
+                logger.warning(
+                    "%s has %d connections open, the most one client may (--max-connections-per-client): "
+                    "its next ones are answered 503 until some close",
+                    key,
+                    held,
+                )
+            return False
+        self.open_per_client[key] = held + 1
+        self._counted = key
+        return True
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -137,9 +222,12 @@ def _httptools_protocol() -> type[_ReadDeadline] | None:
 HttpImplementation = Literal["auto", "httptools", "h11"]
 
 
-def guarded_protocol(limits: ServeLimits, http: HttpImplementation = "auto") -> type[asyncio.Protocol]:
-    """The protocol class with `limits.read_timeout` (uvicorn builds one instance per connection): httptools'
-    when `http` is "auto" and it is installed, or "httptools"; else h11's."""
+def guarded_protocol(
+    limits: ServeLimits, http: HttpImplementation = "auto", *, trusted_proxies: TrustedProxies = NO_PROXIES
+) -> type[asyncio.Protocol]:
+    """A new protocol class with `limits` and its own count of connections per client (uvicorn builds one
+    instance per connection), not counting those from `trusted_proxies`: httptools' when `http` is "auto" and
+    it is installed, or "httptools"; else h11's."""
     base: type[_ReadDeadline] = GuardedH11Protocol
     if http != "h11":
         fast = _httptools_protocol()
@@ -147,19 +235,37 @@ def guarded_protocol(limits: ServeLimits, http: HttpImplementation = "auto") -> 
             base = fast
         elif http == "httptools":
             require("speed", "http='httptools'", modules=("httptools",))
-    return type(base.__name__, (base,), {"read_timeout": limits.read_timeout})
+    return type(
+        base.__name__,
+        (base,),
+        {
+            "read_timeout": limits.read_timeout,
+            "max_connections_per_client": limits.max_connections_per_client,
+            "trusted_proxies": trusted_proxies,
+            "open_per_client": {},
+            "_warned": set(),
+        },
+    )
 
 
 def config(
-    app: Any, *, host: str, port: int, limits: ServeLimits, http: HttpImplementation = "auto", **options: Any
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    limits: ServeLimits,
+    http: HttpImplementation = "auto",
+    trusted_proxies: TrustedProxies = NO_PROXIES,
+    **options: Any,
 ) -> uvicorn.Config:
-    """The uvicorn config that serves `app` with `limits`: requests past `max_connections` get 503; httptools
-    parses requests when installed (`http`), and uvicorn's own "auto" picks uvloop's event loop likewise."""
+    """The uvicorn config that serves `app` with `limits`: requests past `max_connections` get 503, and so do
+    connections past `max_connections_per_client` from one client not in `trusted_proxies`; httptools parses
+    requests when installed (`http`), and uvicorn's own "auto" picks uvloop's event loop likewise."""
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=guarded_protocol(limits, http),
+        http=guarded_protocol(limits, http, trusted_proxies=trusted_proxies),
         limit_concurrency=limits.max_connections,
         **options,
     )

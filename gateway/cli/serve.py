@@ -82,13 +82,15 @@ def serve_command(options: argparse.Namespace, out: TextIO) -> int:
     if oauth is not None:
         oauth.server.mount(app)
     # The client address is the proxy's unless a trusted proxy says otherwise (uvicorn rewrites it from
-    # X-Forwarded-For only for the addresses given), so a caller cannot claim another address.
+    # X-Forwarded-For only for the addresses given), so a caller cannot claim another address. A trusted proxy's
+    # connections carry many clients: they are not held to --max-connections-per-client.
     trusted = gateway.config.security.trusted_proxies
     serve(
         app,
         host=listen.host,
         port=listen.port,
         limits=ServeLimits(**given(options, ServeLimits)),
+        trusted_proxies=gateway.config.security.proxies,
         log_level="info",
         proxy_headers=bool(trusted),
         forwarded_allow_ips=",".join(trusted) if trusted else None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -18,7 +19,8 @@ from starlette.routing import Route
 
 from gateway import ConfigError, Gateway
 from gateway.limits import Limits
-from gateway.serving import GatewayServer, HttpImplementation, ServeLimits, config
+from gateway.requests import TrustedProxies
+from gateway.serving import NO_PROXIES, GatewayServer, HttpImplementation, ServeLimits, client_key, config
 from tests.gateway.conftest import _Uvicorn
 
 pytestmark = pytest.mark.anyio
@@ -39,9 +41,12 @@ def http(request: pytest.FixtureRequest) -> HttpImplementation:
 
 
 @asynccontextmanager
-async def guarded(limits: ServeLimits, http: HttpImplementation) -> AsyncIterator[int]:
+async def guarded(
+    limits: ServeLimits, http: HttpImplementation, trusted_proxies: TrustedProxies = NO_PROXIES
+) -> AsyncIterator[int]:
     options = {"log_level": "warning", "lifespan": "off"}
-    server = _Uvicorn(config(APP, host="127.0.0.1", port=0, limits=limits, http=http, **options))
+    served = config(APP, host="127.0.0.1", port=0, limits=limits, http=http, trusted_proxies=trusted_proxies, **options)
+    server = _Uvicorn(served)
     async with anyio.create_task_group() as group:
         group.start_soon(server.serve)
         with anyio.fail_after(10):
@@ -124,6 +129,89 @@ async def test_past_the_connection_cap_requests_are_answered_503(http: HttpImple
     assert answer.startswith(b"HTTP/1.1 503")
 
 
+TOO_MANY = b"Too many open connections from this address"
+
+
+async def still_open(stream: SocketStream) -> bool:
+    """True when the server has neither answered on `stream` nor closed it within a short wait."""
+    with anyio.move_on_after(0.2):
+        try:
+            await stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            return False
+        return False
+    return True
+
+
+async def test_past_the_cap_of_one_client_its_next_connection_is_answered_503_and_closed(
+    http: HttpImplementation,
+) -> None:
+    async with guarded(ServeLimits(read_timeout=30, max_connections_per_client=3), http) as port:
+        held = [await anyio.connect_tcp("127.0.0.1", port) for _ in range(3)]
+        with anyio.fail_after(5):
+            refused = await anyio.connect_tcp("127.0.0.1", port)
+            async with refused:
+                answer = await read_all(refused)
+        assert answer.startswith(b"HTTP/1.1 503") and TOO_MANY in answer
+        assert [await still_open(stream) for stream in held] == [True, True, True]
+        await held.pop().aclose()
+        await anyio.sleep(0.1)  # the server sees the close
+        with anyio.fail_after(5):
+            again = await anyio.connect_tcp("127.0.0.1", port)
+            async with again:
+                await again.send(GET.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+                answer = await read_all(again)
+        for stream in held:
+            await stream.aclose()
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"hello")
+
+
+async def test_a_client_at_its_cap_is_logged_once_however_many_connections_it_is_refused(
+    http: HttpImplementation, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="gateway.serving")
+    async with guarded(ServeLimits(read_timeout=30, max_connections_per_client=2), http) as port:
+        held = [await anyio.connect_tcp("127.0.0.1", port) for _ in range(2)]
+        with anyio.fail_after(5):
+            for _ in range(5):
+                refused = await anyio.connect_tcp("127.0.0.1", port)
+                async with refused:
+                    assert TOO_MANY in await read_all(refused)
+        for stream in held:
+            await stream.aclose()
+    warnings = [record.getMessage() for record in caplog.records if record.name == "gateway.serving"]
+    assert len(warnings) == 1 and warnings[0].startswith("127.0.0.1 has 2 connections open")
+
+
+async def test_connections_from_a_trusted_proxy_are_not_held_to_the_cap_of_one_client(
+    http: HttpImplementation,
+) -> None:
+    limits = ServeLimits(read_timeout=30, max_connections_per_client=3)
+    async with guarded(limits, http, TrustedProxies.parse(["127.0.0.1"])) as port:
+        held = [await anyio.connect_tcp("127.0.0.1", port) for _ in range(5)]
+        assert [await still_open(stream) for stream in held] == [True] * 5
+        with anyio.fail_after(5):
+            stream = held[-1]
+            await stream.send(GET.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n"))
+            answer = await read_all(stream)
+        for stream in held:
+            await stream.aclose()
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"hello")
+
+
+@pytest.mark.parametrize(
+    ("address", "key"),
+    [
+        ("203.0.113.7", "203.0.113.7"),
+        ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2:ffff:1:2:3", "2001:db8:1:2::/64"),
+        ("::ffff:203.0.113.7", "203.0.113.7"),
+    ],
+)
+def test_connections_are_counted_by_ipv4_address_and_by_ipv6_network(address: str, key: str) -> None:
+    assert client_key(address) == key
+
+
 def test_the_server_parses_requests_with_httptools_when_it_is_installed() -> None:
     from uvicorn.protocols.http.h11_impl import H11Protocol
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -154,7 +242,9 @@ async def test_once_started_the_server_freezes_what_start_up_made_out_of_the_col
     assert frozen > before
 
 
-@pytest.mark.parametrize(("option", "value"), [("read_timeout", 0), ("max_connections", 0)])
+@pytest.mark.parametrize(
+    ("option", "value"), [("read_timeout", 0), ("max_connections", 0), ("max_connections_per_client", 0)]
+)
 def test_limits_that_could_not_serve_are_refused(option: str, value: float) -> None:
     with pytest.raises(ConfigError, match=option):
         ServeLimits(**{option: value})  # type: ignore[arg-type]
