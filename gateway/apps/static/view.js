@@ -573,6 +573,12 @@
     uri: [/^[A-Za-z][A-Za-z0-9+.-]*:\S+$/, "an absolute URI such as https://example.com/a", "https://"],
   };
 
+  function formatOf(field) {
+    // The check of the field's format, if the form knows it; the document names it, so only own keys count.
+    return typeof field.format === "string" && Object.prototype.hasOwnProperty.call(FORMATS, field.format)
+      ? FORMATS[field.format] : null;
+  }
+
   function scalar(value) {
     return typeof value === "string" || typeof value === "number";
   }
@@ -589,7 +595,7 @@
     if (kind === "list" && !(value === undefined || value === null || (Array.isArray(value) && value.every(scalar)))) {
       kind = "json";
     }
-    var format = FORMATS[field.format];
+    var format = formatOf(field);
     var entry;
     if (kind === "list") {
       entry = el("textarea");
@@ -674,7 +680,7 @@
       }
       return number;
     }
-    var format = FORMATS[field.format];
+    var format = formatOf(field);
     if (format && !format[0].test(text)) throw new Error(label + " must be " + format[1] + ".");
     return text;
   }

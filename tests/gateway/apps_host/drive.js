@@ -293,7 +293,7 @@ SCENARIOS.destructive = async (page, seen) => {
 SCENARIOS.lists = async (page, seen) => {
   // Lists are typed a line each; items, enum values and formats are checked before anything is called, each
   // refusal saying which field (and line) and what it must be; fixed, the call goes through once.
-  const args = { title: "Plan", owner: "not-a-uuid", tags: ["red", "blue"], watchers: [1, 2] };
+  const args = { title: "Plan", owner: "not-a-uuid", tags: ["red", "blue"], watchers: [1, 2], ref: "r-1" };
   await show(page, { mcp: "/fixture/mcp", token: TOKEN, tool: "call_function", args: { name: "notes.create_note", args } });
   const frame = await view(page);
   await frame.waitForSelector("form.approval");
