@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import ipaddress
 import logging
 import socket
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from gateway.extras import installed, require
 from gateway.flags import cli, seconds, whole
 from gateway.requests import TrustedProxies
+from oauth.addresses import rate_key
 
 __all__ = [
     "NO_PROXIES",
@@ -33,7 +33,6 @@ __all__ = [
     "GuardedH11Protocol",
     "HttpImplementation",
     "ServeLimits",
-    "client_key",
     "config",
     "guarded_protocol",
     "serve",
@@ -93,26 +92,13 @@ TOO_MANY_FROM_CLIENT: bytes = (
 )
 
 
-def client_key(host: str) -> str:
-    """What connections are counted under: an IPv4 address as it is, an IPv6 one by its /64 network (one host
-    holds a whole /64), an IPv4-mapped IPv6 one as its IPv4 address; anything else (not an IP) as it is."""
-    if ":" not in host:
-        return host
-    try:
-        address = ipaddress.IPv6Address(host)
-    except ValueError:
-        return host
-    if address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
-    return str(ipaddress.IPv6Network((int(address) >> 64 << 64, 64)))
-
-
 class _ReadDeadline(asyncio.Protocol):
     """Closes a connection whose request does not arrive whole within `read_timeout`: from the connection's
     start, then from the end of each response; and answers 503 to a connection, and closes it, past
-    `max_connections_per_client` open from its client (`client_key`), unless it comes from `trusted_proxies`.
-    Mixed into uvicorn's HTTP protocols (h11 and httptools alike: both keep the request being answered in
-    `cycle`). The counts are the class's: `guarded_protocol` makes a class for each server."""
+    `max_connections_per_client` open from its client (`oauth.addresses.rate_key`: an address, an IPv6 /64),
+    unless it comes from `trusted_proxies`. Mixed into uvicorn's HTTP protocols (h11 and httptools alike: both
+    keep the request being answered in `cycle`). The counts are the class's: `guarded_protocol` makes a class for
+    each server."""
 
     read_timeout: float = ServeLimits().read_timeout
     max_connections_per_client: int = ServeLimits().max_connections_per_client
@@ -152,7 +138,7 @@ class _ReadDeadline(asyncio.Protocol):
         client = self.client
         if not client or client[0] in self.trusted_proxies:
             return True  # a Unix socket, or a proxy that carries many clients
-        key = client_key(client[0])
+        key = rate_key(client[0])
         held = self.open_per_client.get(key, 0)
         if held >= self.max_connections_per_client:
             if key not in self._warned:  # once until its connections are all closed, so refusals cannot flood

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
@@ -11,6 +10,7 @@ from urllib.parse import parse_qsl
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from oauth.addresses import parsed_address
 from oauth.config import Network
 from oauth.errors import ProtocolError
 
@@ -19,8 +19,6 @@ __all__ = [
     "client_address",
     "error_response",
     "json_response",
-    "network_key",
-    "rate_key",
     "read_form",
     "read_json",
     "single_values",
@@ -93,13 +91,6 @@ def error_response(error: ProtocolError, *, basic_challenge: bool = False) -> JS
     return response
 
 
-def _parsed(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        return ipaddress.ip_address(text.strip().strip("[]"))
-    except ValueError:
-        return None
-
-
 def client_address(request: Request, trusted_proxies: Sequence[Network]) -> str:
     """The address a request comes from, for rate limits: the connection's peer, or, when the peer is one of
     `trusted_proxies`, the nearest address in `X-Forwarded-For` that is not a trusted proxy.
@@ -108,39 +99,14 @@ def client_address(request: Request, trusted_proxies: Sequence[Network]) -> str:
     own; anything left of the first untrusted entry is what the client claimed and is never read.
     """
     peer = request.client.host if request.client else "unknown"
-    address = _parsed(peer)
+    address = parsed_address(peer)
     if address is None or not any(address in network for network in trusted_proxies):
         return peer
     hops = [hop.strip() for value in request.headers.getlist("x-forwarded-for") for hop in value.split(",")]
     hops = [hop for hop in hops if hop]
     for hop in reversed(hops):
-        forwarded = _parsed(hop)
+        forwarded = parsed_address(hop)
         if forwarded is None or not any(forwarded in network for network in trusted_proxies):
             return str(forwarded) if forwarded is not None else hop
     # Every hop is a trusted address: the first of them is where the request started.
     return hops[0] if hops else peer
-
-
-def rate_key(address: str) -> str:
-    """The key a client address is counted under: the address, or for IPv6 its /64, which one subscriber gets
-    whole (RFC 6177), so that walking through it does not escape the limit."""
-    parsed = _parsed(address)
-    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is None:
-        return str(ipaddress.IPv6Network(f"{parsed}/64", strict=False))
-    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
-        return str(parsed.ipv4_mapped)
-    return address
-
-
-def network_key(address: str) -> str:
-    """The key a client address's network is counted under: an IPv4 address's /24, an IPv6 address's /48 (a
-    common allocation to one site, RFC 6177 §3, holding 65,536 /64s), so that one holder of many addresses
-    shares one budget."""
-    parsed = _parsed(address)
-    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
-        parsed = parsed.ipv4_mapped
-    if isinstance(parsed, ipaddress.IPv6Address):
-        return str(ipaddress.IPv6Network(f"{parsed}/48", strict=False))
-    if isinstance(parsed, ipaddress.IPv4Address):
-        return str(ipaddress.IPv4Network(f"{parsed}/24", strict=False))
-    return address

@@ -21,7 +21,8 @@ from starlette.responses import RedirectResponse, Response
 
 from oauth import _authlib, pages
 from oauth._crypto import Sealer, new_token, token_hash
-from oauth._http import client_address, rate_key, read_form, single_values
+from oauth._http import client_address, read_form, single_values
+from oauth.addresses import rate_key
 from oauth.clients import Client, ClientRegistry
 from oauth.config import OAuthConfig
 from oauth.errors import ErrorCode, LoginError, ProtocolError, ProviderUnavailableError

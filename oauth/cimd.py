@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 
-from oauth._http import network_key, rate_key
+from oauth.addresses import network_key, rate_key
 from oauth.errors import ClientDocumentError, ConfigError, FetchBudget
 from oauth.store import Clock
 

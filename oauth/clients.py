@@ -23,7 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 from oauth import _authlib
 from oauth._crypto import new_token, token_hash
-from oauth._http import rate_key
+from oauth.addresses import rate_key
 from oauth.cimd import ClientDocuments, is_client_id_url
 from oauth.config import LOOPBACK_NAMES, OAuthConfig
 from oauth.errors import ProtocolError

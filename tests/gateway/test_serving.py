@@ -21,7 +21,8 @@ from starlette.routing import Route
 from gateway import ConfigError, Gateway
 from gateway.limits import Limits
 from gateway.requests import TrustedProxies
-from gateway.serving import NO_PROXIES, GatewayServer, HttpImplementation, ServeLimits, client_key, config
+from gateway.serving import NO_PROXIES, GatewayServer, HttpImplementation, ServeLimits, config
+from oauth.addresses import rate_key
 from tests.gateway.conftest import _Uvicorn
 
 pytestmark = pytest.mark.anyio
@@ -210,7 +211,7 @@ async def test_connections_from_a_trusted_proxy_are_not_held_to_the_cap_of_one_c
     ],
 )
 def test_connections_are_counted_by_ipv4_address_and_by_ipv6_network(address: str, key: str) -> None:
-    assert client_key(address) == key
+    assert rate_key(address) == key
 
 
 def test_the_server_parses_requests_with_httptools_when_it_is_installed() -> None:

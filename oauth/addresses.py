@@ -1,0 +1,41 @@
+"""What a client address is counted under: the address itself (an IPv6 /64, which one subscriber gets whole) and
+its network. The OAuth server's rate limits and the gateway's connections per client count by the same keys."""
+
+from __future__ import annotations
+
+import ipaddress
+
+__all__ = ["network_key", "parsed_address", "rate_key"]
+
+
+def parsed_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """`text` as an IP address (brackets and spaces around it ignored), or None when it is not one."""
+    try:
+        return ipaddress.ip_address(text.strip().strip("[]"))
+    except ValueError:
+        return None
+
+
+def rate_key(address: str) -> str:
+    """The key a client address is counted under: the address, or for IPv6 its /64, which one subscriber gets
+    whole (RFC 6177), so that walking through it does not escape the limit."""
+    parsed = parsed_address(address)
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network(f"{parsed}/64", strict=False))
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        return str(parsed.ipv4_mapped)
+    return address
+
+
+def network_key(address: str) -> str:
+    """The key a client address's network is counted under: an IPv4 address's /24, an IPv6 address's /48 (a
+    common allocation to one site, RFC 6177 §3, holding 65,536 /64s), so that one holder of many addresses
+    shares one budget."""
+    parsed = parsed_address(address)
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    if isinstance(parsed, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network(f"{parsed}/48", strict=False))
+    if isinstance(parsed, ipaddress.IPv4Address):
+        return str(ipaddress.IPv4Network(f"{parsed}/24", strict=False))
+    return address
