@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
+import pydantic_core
 
 from catalog.errors import shown
 from catalog.render import FILE_HINT
@@ -77,12 +78,16 @@ class ArgumentProblems:
 def oversized(args: Any, limits: Limits) -> str | None:
     """Why `args` are not taken: longer as compact JSON than `limits.max_argument_bytes`, or nested deeper than
     `limits.max_argument_depth`; None when neither. Both are read off the JSON text, so the cost is the encoder's
-    and the brackets', not a walk of every value (a 12 MiB array of numbers: ~0.4 s, was ~2 s); the brackets are
+    and the brackets', not a walk of every value (a 12 MiB array of numbers: ~0.12 s, was ~2 s); the brackets are
     only followed when there are enough of them to nest too deep."""
     try:
-        text = json.dumps(args, separators=(",", ":"), ensure_ascii=False, default=str).encode()
-    except RecursionError:
-        return _too_deep(limits)
+        text = pydantic_core.to_json(args, fallback=str)  # ~4x json.dumps, small arguments and large alike
+    except pydantic_core.PydanticSerializationError:
+        # Nested past that encoder's own depth (254 levels): the standard one, bounded by the recursion limit.
+        try:
+            text = json.dumps(args, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+        except RecursionError:
+            return _too_deep(limits)
     if len(text) > limits.max_argument_bytes:
         return (
             f"the arguments are {len(text):,} bytes of JSON, over the limit of {limits.max_argument_bytes:,} "

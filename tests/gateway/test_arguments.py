@@ -251,6 +251,15 @@ def test_arguments_nested_deeper_than_the_encoder_can_go_are_refused_as_too_deep
     assert refused is not None and "levels deep" in refused
 
 
+def test_a_raised_depth_limit_is_kept_past_the_fast_encoders_own_depth() -> None:
+    value: Any = 1
+    for _ in range(299):
+        value = [value]
+    assert oversized({"a": value}, Limits(max_argument_depth=400)) is None
+    refused = oversized({"a": value}, Limits(max_argument_depth=299))
+    assert refused is not None and "more than 299 levels deep" in refused
+
+
 def test_arguments_over_the_size_limit_are_refused_with_their_size_and_the_limit() -> None:
     args = {"text": "é" * 10}  # 20 bytes of UTF-8 in quotes, with its key and braces: 31 bytes of compact JSON
     assert oversized(args, Limits(max_argument_bytes=31)) is None
