@@ -4,6 +4,8 @@
     .venv/bin/python bench/search_quality.py --per-api heldout --misses
     .venv/bin/python bench/search_quality.py r7 --engine ours fastmcp-bm25
     .venv/bin/python bench/search_quality.py --engine ours ours-semantic   # with the `semantic` extra's reranking
+    .venv/bin/python bench/search_quality.py heldout r7 --engine ours-semantic --top 5 25   # 25: the most any
+                                                              # reranking of the candidates could find
 
 The query sets are the tests' (`tests/catalog/search_queries/`), in six groups: `tuning` (round 1), `round2` and
 `round3` (later rounds, used for tuning after their first measurement), `heldout` (the held-out sets of rounds 3
@@ -76,16 +78,18 @@ class QuerySet:
 
 @dataclass
 class Tally:
-    """Phrasings counted and how many found the function they need within each of TOP."""
+    """Phrasings counted and how many found the function they need within each of `tops`."""
 
     sets: int = 0
     phrasings: int = 0
-    hits: list[int] = field(default_factory=lambda: [0] * len(TOP))
+    tops: tuple[int, ...] = TOP
+    hits: list[int] = field(default_factory=list)
 
     def add(self, expected: frozenset[str], names: Sequence[str]) -> bool:
         """Count one phrasing ranked as `names`; True when it is found in the top 5."""
         self.phrasings += 1
-        for column, top in enumerate(TOP):
+        self.hits.extend([0] * (len(self.tops) - len(self.hits)))
+        for column, top in enumerate(self.tops):
             self.hits[column] += bool(expected & set(names[:top]))
         return bool(expected & set(names[:5]))
 
@@ -102,20 +106,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--misses", action="store_true", help="list our top-5 misses of the --per-api groups")
     parser.add_argument("--engine", nargs="+", choices=ENGINES, default=["ours"], help="search engines to measure")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="folder of the corpus documents")
+    parser.add_argument(
+        "--top",
+        nargs="+",
+        type=int,
+        default=list(TOP),
+        metavar="N",
+        help="columns: found within the first N (default 1 5 10; 25 is every candidate the semantic reranking sees, "
+        "so no reranking of them can do better than that column)",
+    )
     args = parser.parse_args(argv)
+    tops = tuple(sorted(set(args.top)))
+    if not tops or tops[0] < 1:
+        parser.error("--top takes whole numbers, 1 or more")
     unknown = sorted((set(args.groups) | set(args.per_api)) - set(GROUPS))
     if unknown:
         parser.error(f"unknown group(s) {', '.join(unknown)}; use {', '.join(GROUPS)}")
 
     groups = args.groups or list(GROUPS)
     sets = {group: [QuerySet.read(path) for path in GROUPS[group]()] for group in groups}
-    rankings = _rank_ours(sets, args.corpus, semantic=False)
-    reranked = _rank_ours(sets, args.corpus, semantic=True) if "ours-semantic" in args.engine else {}
+    rankings = _rank_ours(sets, args.corpus, semantic=False, limit=tops[-1])
+    reranked = _rank_ours(sets, args.corpus, semantic=True, limit=tops[-1]) if "ours-semantic" in args.engine else {}
     competitor: dict[str, dict[str, list[str]] | str] = {}
     if "fastmcp-bm25" in args.engine:
-        competitor = _rank_fastmcp(sets, args.corpus)
+        competitor = _rank_fastmcp(sets, args.corpus, limit=tops[-1])
 
-    print("| group | engine | sets | phrasings | top 1 | top 5 | top 10 |\n|---|---|---:|---:|---:|---:|---:|")
+    columns = "".join(f" top {top} |" for top in tops)
+    print(f"| group | engine | sets | phrasings |{columns}\n|---|---|---:|---:|" + "---:|" * len(tops))
     unbuilt: dict[str, str] = {}
     for group in groups:
         rows: dict[str, Tally] = {}
@@ -134,8 +151,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     engines.append(("ours, sets FastMCP builds", rankings[query_set.document]))
                 engines.append(("fastmcp-bm25", built))
             for engine, ranked in engines:
-                tally = rows.setdefault(engine, Tally())
-                own = Tally(sets=1)
+                tally = rows.setdefault(engine, Tally(tops=tops))
+                own = Tally(sets=1, tops=tops)
                 misses = []
                 for query, expected, best in query_set.phrasings:
                     tally.add(expected, ranked[query])
@@ -171,9 +188,11 @@ def _queries_by_document(sets: dict[str, list[QuerySet]]) -> dict[str, list[str]
     return by_document
 
 
-def _rank_ours(sets: dict[str, list[QuerySet]], corpus: Path, *, semantic: bool) -> dict[str, dict[str, list[str]]]:
+def _rank_ours(
+    sets: dict[str, list[QuerySet]], corpus: Path, *, semantic: bool, limit: int
+) -> dict[str, dict[str, list[str]]]:
     """Each document's phrasings ranked by our search, lexical or with the semantic extra: document -> query ->
-    top-10 function names."""
+    the first `limit` function names."""
     sys.path.insert(0, str(REPO))
     from catalog.builder import build_catalog
     from catalog.loading import load_document
@@ -183,11 +202,13 @@ def _rank_ours(sets: dict[str, list[QuerySet]], corpus: Path, *, semantic: bool)
     for document, queries in _queries_by_document(sets).items():
         index = SearchIndex(build_catalog(load_document(corpus / document)), Ranking(semantic=semantic))
         index.build(wait_semantic=None)
-        rankings[document] = {query: [f.name for f in index.rank(query, limit=max(TOP))] for query in queries}
+        rankings[document] = {query: [f.name for f in index.rank(query, limit=limit)] for query in queries}
     return rankings
 
 
-def _rank_fastmcp(sets: dict[str, list[QuerySet]], corpus: Path) -> dict[str, dict[str, list[str]] | str]:
+def _rank_fastmcp(
+    sets: dict[str, list[QuerySet]], corpus: Path, *, limit: int
+) -> dict[str, dict[str, list[str]] | str]:
     """The same with FastMCP's BM25 search, in its own venv; a document it cannot build maps to its error."""
     sys.path.insert(0, str(REPO))
     from catalog.builder import build_catalog
@@ -198,7 +219,7 @@ def _rank_fastmcp(sets: dict[str, list[QuerySet]], corpus: Path) -> dict[str, di
     rankings: dict[str, dict[str, list[str]] | str] = {}
     for document, queries in _queries_by_document(sets).items():
         print(f"FastMCP BM25 on {document} ({len(queries)} phrasings)", file=sys.stderr)
-        request = json.dumps({"document": str(corpus / document), "queries": queries, "limit": max(TOP)})
+        request = json.dumps({"document": str(corpus / document), "queries": queries, "limit": limit})
         done = subprocess.run([str(python), str(worker)], input=request, capture_output=True, text=True, check=False)
         answer: dict[str, Any] = json.loads(done.stdout) if done.stdout.strip() else {"error": done.stderr[-300:]}
         if "error" in answer:
