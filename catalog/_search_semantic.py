@@ -14,6 +14,7 @@ are imported only here, and only once semantic ranking is used.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import logging
@@ -21,6 +22,7 @@ import os
 import re
 import tempfile
 import threading
+import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -206,8 +208,9 @@ class Embedder:
         self._tokenizer.enable_truncation(_MAX_TOKENS)
         self._tokenizer.enable_padding()
 
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        """One row per text: the mean of its token vectors, scaled to length 1 (as sentence-transformers does)."""
+    def embed(self, texts: Sequence[str], stop: threading.Event | None = None) -> Matrix:
+        """One row per text: the mean of its token vectors, scaled to length 1 (as sentence-transformers does).
+        `_Stopped` between two batches once `stop` is set."""
         import numpy as np
 
         if not texts:
@@ -215,6 +218,8 @@ class Embedder:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         rows = np.empty((len(texts), _DIMENSIONS), dtype=np.float32)
         for start in range(0, len(order), _BATCH):
+            if stop is not None and stop.is_set():
+                raise _Stopped
             chunk = order[start : start + _BATCH]
             encoded = self._tokenizer.encode_batch([texts[i] for i in chunk])
             ids = np.array([item.ids for item in encoded], dtype=np.int64)
@@ -235,6 +240,10 @@ class Embedder:
             return vector
         moved = vector + self.adapter @ vector
         return cast("Matrix", moved / max(float(np.linalg.norm(moved)), 1e-12))
+
+
+class _Stopped(Exception):
+    """The process is exiting: background embedding ends at the batch it is on."""
 
 
 _EMBEDDER: Embedder | None = None
@@ -277,16 +286,22 @@ class Vectors:
         with _FILLING_LOCK:
             self._source = next((other for other in _FILLING if self.rows.keys() <= other.rows.keys()), None)
             _FILLING.add(self)
-        threading.Thread(target=self._fill, name="semantic-search-vectors", daemon=True).start()
+            thread = threading.Thread(target=self._fill, name="semantic-search-vectors", daemon=True)
+            _THREADS.add(thread)
+        thread.start()
 
     def _fill(self) -> None:
         try:
             if self._source is not None:
                 self._source.ready.wait()
+            if _STOPPING.is_set():
+                raise _Stopped
             embedder = _embedder()
             texts = [function_text(function) for function in self.functions]
             remembered = _remembered(texts)
             self.matrix = remembered if remembered is not None else _cached(texts, self._cache_dir, embedder)
+        except _Stopped:
+            self.error = SemanticModelError("semantic search stopped: the process is exiting")
         except SemanticModelError as error:
             self.error = error
             logger.error("%s", error)  # the message says what to do
@@ -298,6 +313,7 @@ class Vectors:
         finally:
             with _FILLING_LOCK:
                 _FILLING.discard(self)
+                _THREADS.discard(threading.current_thread())
             self.ready.set()
 
     def query(self, text: str) -> Matrix:
@@ -308,6 +324,24 @@ class Vectors:
 # The vectors being made now, for a view of one of their catalogs to wait for.
 _FILLING: weakref.WeakSet[Vectors] = weakref.WeakSet()
 _FILLING_LOCK = threading.Lock()
+
+#: Set when the interpreter exits. onnxruntime aborts the whole process (SIGABRT) when the interpreter is finalized
+#: while a thread loads the model or runs it, so exit stops the background threads and waits for them (a model load
+#: is ~0.3 s, a batch ~0.1 s; at most _EXIT_WAIT seconds in all).
+_STOPPING = threading.Event()
+_EXIT_WAIT: Final = 10.0
+_THREADS: set[threading.Thread] = set()
+
+
+@atexit.register
+def _stop_background() -> None:
+    _STOPPING.set()
+    with _FILLING_LOCK:
+        threads = list(_THREADS)
+    deadline = time.monotonic() + _EXIT_WAIT
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+
 
 # Vectors by function text, for every catalog embedded in this process: a caller's view of a catalog (a subset of
 # its functions) finds all of its own here without embedding anything.
@@ -355,7 +389,7 @@ def _cached(texts: Sequence[str], cache_dir: Path | None, embedder: Embedder) ->
         pass
     except (OSError, ValueError, EOFError) as error:
         logger.warning("semantic search: cannot read the cached vectors in %r (%s); embedding again", str(path), error)
-    matrix = embedder.embed(texts)
+    matrix = embedder.embed(texts, _STOPPING)
     _remember(texts, matrix)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -332,3 +332,47 @@ def test_a_view_of_a_catalog_finds_by_meaning_only_functions_of_its_own(tmp_path
     own = {function.name for function in view.functions()}
     for query in ("refund", "cancel an order", "what did I purchase", "delete a customer"):
         assert {function.name for function in index.rank(query, limit=30)} <= own, query
+
+
+# A catalog of 2,000 functions takes the model tens of seconds to embed, so the process exits in the middle of it.
+_EXIT_WHILE = """
+import sys, time
+from catalog import _search_semantic as semantic
+from catalog.builder import load_catalog
+from catalog.search import Ranking, SearchIndex
+
+moment, cache_dir = sys.argv[1], sys.argv[2]
+paths = {
+    f"/things{n}/{{id}}": {"get": {"operationId": f"getThing{n}", "summary": f"Fetch thing number {n} by its id"}}
+    for n in range(2000)
+}
+document = {"openapi": "3.0.3", "info": {"title": "Things", "version": "1"}, "paths": paths}
+SearchIndex(load_catalog(document), Ranking(semantic=True, cache_dir=cache_dir)).build(wait_semantic=0)
+deadline = time.monotonic() + 60
+if moment == "loading":  # onnxruntime imported: the session is being made
+    while "onnxruntime" not in sys.modules and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(0.05)
+else:  # the model is loaded and the functions are being embedded
+    while semantic._EMBEDDER is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    time.sleep(0.5)
+print("exiting", flush=True)
+"""
+
+
+@pytest.mark.parametrize("moment", ["loading", "embedding"])
+def test_a_process_that_exits_while_the_model_is_busy_in_the_background_exits_cleanly(
+    tmp_path: Path, moment: str
+) -> None:
+    semantic_ranking(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_WHILE, moment, str(tmp_path)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO), "MCP_GATEWAY_SEMANTIC_SEARCH": "1"},
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert (done.returncode, done.stdout) == (0, "exiting\n"), done.stderr[-2000:]
+    assert "terminate called" not in done.stderr
