@@ -98,24 +98,22 @@ class Approvals:
             "arguments_hash": arguments_hash(arguments) if kind == "confirmation" else None,
         }
         limits = caller.policy.limits
-        limit = limits.approvals_pending_per_caller
-        created = await self._guarded(
+        full = await self._guarded(
             lambda: self.store.create(
                 owner,
                 handle.value,
                 record,
                 expires_at=handle.expires_at,
-                limit=limit,
+                limit=limits.approvals_pending_per_caller,
                 total=limits.approvals_pending,
                 pool="approvals",
             )
         )
-        if not created:
+        if full == "owner":
             kept = len(await self._guarded(lambda: self.store.ids(owner)))
-            refusal = (
-                caller.approvals_pending_refusal(kept) if kept >= limit else caller.approvals_pending_in_all_refusal()
-            )
-            raise ToolError(str(refusal))
+            raise ToolError(str(caller.approvals_pending_refusal(kept)))
+        if full == "pool":
+            raise ToolError(str(caller.approvals_pending_in_all_refusal()))
         return handle
 
     async def pending(self, caller: CallerPolicy, handle: str, *, kind: HandleKind, refusal: str) -> Pending:

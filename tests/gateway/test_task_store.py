@@ -9,7 +9,14 @@ import anyio
 import pytest
 
 from gateway.errors import ConfigError
-from gateway.mcp.tasks.store import RedisTaskStore, SqliteTaskStore, TaskStore, TaskStoreError, open_task_store
+from gateway.mcp.tasks.store import (
+    Full,
+    RedisTaskStore,
+    SqliteTaskStore,
+    TaskStore,
+    TaskStoreError,
+    open_task_store,
+)
 from tests.gateway.task_stores import RedisPair, SqlitePair, StorePair
 from tests.oauth.conftest import FakeClock
 
@@ -33,7 +40,7 @@ class TaskStoreContract(StorePair):
     async def test_a_task_created_is_read_back_from_another_instance_by_its_owner_only(self) -> None:
         clock = FakeClock()
         async with self.stores(clock) as (one, two):
-            assert await one.create("alice", "t1", {"status": "working"}, expires_at=clock.now + HOUR, limit=5)
+            assert await one.create("alice", "t1", {"status": "working"}, expires_at=clock.now + HOUR, limit=5) is None
             assert await two.get("alice", "t1") == {"status": "working"}
             assert await two.get("bob", "t1") is None
             assert await two.get("alice", "t2") is None
@@ -66,25 +73,25 @@ class TaskStoreContract(StorePair):
     async def test_an_owner_keeps_at_most_its_limit_even_when_creations_race(self) -> None:
         clock = FakeClock()
         async with self.stores(clock) as (one, two):
-            created: list[bool] = []
+            full: list[Full | None] = []
 
             async def create(store: TaskStore, index: int) -> None:
-                created.append(await store.create("alice", f"t{index}", {}, expires_at=clock.now + HOUR, limit=3))
+                full.append(await store.create("alice", f"t{index}", {}, expires_at=clock.now + HOUR, limit=3))
 
             async with anyio.create_task_group() as tg:
                 for index in range(12):
                     tg.start_soon(create, (one, two)[index % 2], index)
-            assert sorted(created) == [False] * 9 + [True] * 3
+            assert full.count(None) == 3 and full.count("owner") == 9
             assert len(await one.ids("alice")) == 3
-            assert await one.create("bob", "b", {}, expires_at=clock.now + HOUR, limit=3)
+            assert await one.create("bob", "b", {}, expires_at=clock.now + HOUR, limit=3) is None
 
     async def test_a_place_comes_back_when_a_task_expires(self) -> None:
         clock = self.clock()
         async with self.stores(clock) as (one, two):
-            assert await one.create("alice", "old", {}, expires_at=clock.now + self.lifetime, limit=1)
-            assert not await two.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1)
+            assert await one.create("alice", "old", {}, expires_at=clock.now + self.lifetime, limit=1) is None
+            assert await two.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1) == "owner"
             await self.let_pass(clock, self.lifetime * 1.25)
-            assert await two.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1)
+            assert await two.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1) is None
             assert await one.ids("alice") == ["new"]
 
     async def test_only_the_first_claim_is_first_even_when_claims_race(self) -> None:
@@ -119,7 +126,7 @@ class TaskStoreContract(StorePair):
                     tg.start_soon(take, (one, two)[index % 2])
             assert [record for record in taken if record is not None] == [{"n": 1}]
             assert await two.get("alice", "t") is None and await one.ids("alice") == []
-            assert await one.create("alice", "u", {}, expires_at=clock.now + HOUR, limit=1)
+            assert await one.create("alice", "u", {}, expires_at=clock.now + HOUR, limit=1) is None
             assert await one.take("bob", "u") is None and await one.take("alice", "missing") is None
 
     async def test_an_expired_task_cannot_be_taken(self) -> None:
@@ -144,10 +151,10 @@ class TaskStoreContract(StorePair):
     async def test_a_pool_keeps_at_most_its_total_of_all_owners_even_when_creations_race(self) -> None:
         clock = FakeClock()
         async with self.stores(clock) as (one, two):
-            created: list[bool] = []
+            full: list[Full | None] = []
 
             async def create(store: TaskStore, index: int) -> None:
-                created.append(
+                full.append(
                     await store.create(
                         f"owner{index}", f"t{index}", {}, expires_at=clock.now + HOUR, limit=3, total=5, pool="tasks"
                     )
@@ -156,11 +163,14 @@ class TaskStoreContract(StorePair):
             async with anyio.create_task_group() as tg:
                 for index in range(12):
                     tg.start_soon(create, (one, two)[index % 2], index)
-            assert sorted(created) == [False] * 7 + [True] * 5
+            assert full.count(None) == 5 and full.count("pool") == 7
             assert sum([len(await one.ids(f"owner{index}")) for index in range(12)]) == 5
             # Another pool counts apart, and a pool without a total has no bound in all.
-            assert await two.create("owner0", "a", {}, expires_at=clock.now + HOUR, limit=3, total=1, pool="approvals")
-            assert await two.create("owner99", "u", {}, expires_at=clock.now + HOUR, limit=3)
+            approval = await two.create(
+                "owner0", "a", {}, expires_at=clock.now + HOUR, limit=3, total=1, pool="approvals"
+            )
+            assert approval is None
+            assert await two.create("owner99", "u", {}, expires_at=clock.now + HOUR, limit=3) is None
 
     async def test_a_place_in_the_pool_comes_back_when_a_task_is_taken_or_expires_and_a_put_keeps_it_counted(
         self,
@@ -169,7 +179,8 @@ class TaskStoreContract(StorePair):
         async with self.stores(clock) as (one, two):
 
             async def create(store: TaskStore, owner: str, task_id: str, lifetime: float = HOUR) -> bool:
-                return await store.create(owner, task_id, {}, expires_at=clock.now + lifetime, limit=5, total=2)
+                full = await store.create(owner, task_id, {}, expires_at=clock.now + lifetime, limit=5, total=2)
+                return full is None
 
             assert await create(one, "alice", "kept", self.lifetime)
             assert await create(two, "bob", "taken")
@@ -182,6 +193,84 @@ class TaskStoreContract(StorePair):
             assert await create(two, "dave", "d1")  # carol's expired; alice's lives on with its put
             assert not await create(one, "erin", "e1")
             assert await one.ids("alice") == ["kept"]
+
+    async def test_an_address_keeps_at_most_its_share_of_a_pool_whatever_owners_it_creates_under_even_when_racing(
+        self,
+    ) -> None:
+        clock = FakeClock()
+        async with self.stores(clock) as (one, two):
+            full: list[Full | None] = []
+
+            async def create(store: TaskStore, index: int) -> None:
+                full.append(
+                    await store.create(
+                        f"made-up-{index}",
+                        "t",
+                        {},
+                        expires_at=clock.now + HOUR,
+                        limit=3,
+                        total=10,
+                        address="203.0.113.7",
+                        address_limit=4,
+                    )
+                )
+
+            async with anyio.create_task_group() as tg:
+                for index in range(12):
+                    tg.start_soon(create, (one, two)[index % 2], index)
+            assert full.count(None) == 4 and full.count("address") == 8
+            assert sum([len(await one.ids(f"made-up-{index}")) for index in range(12)]) == 4
+
+            async def from_(
+                address: str | None, owner: str, *, pool: str = "tasks", share: int | None = 4, total: int = 10
+            ) -> Full | None:
+                return await two.create(
+                    owner,
+                    "t" if pool == "tasks" else "a",
+                    {},
+                    expires_at=clock.now + HOUR,
+                    limit=1,
+                    total=total,
+                    pool=pool,
+                    address=address,
+                    address_limit=share,
+                )
+
+            # Another address, a caller without one, and the address in another pool each have a place of their own.
+            assert await from_("2001:db8::/64", "carol") is None
+            assert await from_(None, "stdio") is None
+            assert await from_("203.0.113.7", "approval:made-up-0", pool="approvals") is None
+            # A task from an address whose share is not counted then is counted in the address's share later.
+            assert await from_("198.51.100.1", "erin", share=None) is None
+            assert await from_("198.51.100.1", "frank", share=1) == "address"
+            # An owner's limit is met before its address's share, and an address's share before the pool's total:
+            # the pool keeps 7 tasks now.
+            assert await from_("198.51.100.1", "erin", share=1, total=7) == "owner"
+            assert await from_("198.51.100.1", "frank", share=1, total=7) == "address"
+            assert await from_("192.0.2.9", "gina", share=1, total=7) == "pool"
+
+    async def test_a_place_in_an_addresss_share_comes_back_when_a_task_is_taken_or_expires_and_a_put_keeps_it(
+        self,
+    ) -> None:
+        clock = self.clock()
+        async with self.stores(clock) as (one, two):
+
+            async def create(store: TaskStore, owner: str, lifetime: float = HOUR) -> Full | None:
+                return await store.create(
+                    owner, "t", {}, expires_at=clock.now + lifetime, limit=5, address="203.0.113.7", address_limit=2
+                )
+
+            assert await create(one, "alice", self.lifetime) is None
+            assert await create(two, "bob") is None
+            assert await create(one, "carol") == "address"
+            assert await two.take("bob", "t") == {}
+            assert await create(one, "carol", self.lifetime) is None
+            assert await create(two, "dave") == "address"
+            await one.put("alice", "t", {"status": "completed"}, expires_at=clock.now + HOUR)
+            await self.let_pass(clock, self.lifetime * 1.5)
+            assert await create(two, "dave") is None  # carol's expired; alice's lives on with its put
+            assert await create(one, "erin") == "address"
+            assert await one.get("alice", "t") == {"status": "completed"}
 
 
 class TestSqliteTaskStore(SqlitePair, TaskStoreContract):
@@ -200,8 +289,38 @@ class TestSqliteTaskStore(SqlitePair, TaskStoreContract):
             db.commit()
         async with self.stores(clock) as (one, two):
             assert await two.get("alice", "old") == {}
-            assert not await one.create("bob", "new", {}, expires_at=clock.now + HOUR, limit=5, total=1)
-            assert await one.create("bob", "new", {}, expires_at=clock.now + HOUR, limit=5, total=2)
+            assert await one.create("bob", "new", {}, expires_at=clock.now + HOUR, limit=5, total=1) == "pool"
+            assert await one.create("bob", "new", {}, expires_at=clock.now + HOUR, limit=5, total=2) is None
+
+    async def test_a_file_made_before_addresses_counts_its_tasks_under_no_address(self) -> None:
+        clock = FakeClock()
+        self.path.parent.mkdir(mode=0o700)
+        with contextlib.closing(sqlite3.connect(self.path)) as db:
+            db.executescript(
+                "CREATE TABLE gateway_tasks (owner TEXT NOT NULL, task_id TEXT NOT NULL, record TEXT NOT NULL, "
+                "created REAL NOT NULL, expires_at REAL NOT NULL, claimed INTEGER NOT NULL DEFAULT 0, "
+                "pool TEXT NOT NULL DEFAULT 'tasks', PRIMARY KEY (owner, task_id)) WITHOUT ROWID;"
+            )
+            db.execute(
+                "INSERT INTO gateway_tasks VALUES ('alice', 'old', '{}', ?, ?, 0, 'tasks')",
+                (clock.now, clock.now + HOUR),
+            )
+            db.commit()
+        async with self.stores(clock) as (one, two):
+
+            async def create(owner: str) -> Full | None:
+                return await one.create(
+                    owner, "t", {}, expires_at=clock.now + HOUR, limit=5, total=3, address="::1", address_limit=1
+                )
+
+            assert await two.get("alice", "old") == {}
+            assert await create("bob") is None
+            assert await create("carol") == "address"
+            assert await one.create("carol", "t", {}, expires_at=clock.now + HOUR, limit=5, total=3) is None
+            assert await one.create("dave", "t", {}, expires_at=clock.now + HOUR, limit=5, total=3) == "pool"
+        with contextlib.closing(sqlite3.connect(self.path)) as db:
+            indexes = {row[1] for row in db.execute("PRAGMA index_list(gateway_tasks)")}
+        assert "gateway_tasks_address" in indexes
 
     async def test_the_file_is_the_owners_alone_in_a_folder_it_made(self) -> None:
         async with self.stores(FakeClock()) as (one, _):

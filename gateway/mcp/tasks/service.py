@@ -235,12 +235,19 @@ class Tasks:
         expires_at = now + ttl_ms / 1000
         try:
             limits = caller.policy.limits
-            limit = limits.tasks_stored_per_caller
-            if not await self.store.create(
-                owner, task_id, record, expires_at=expires_at, limit=limit, total=limits.tasks_stored, pool="tasks"
-            ):
-                kept = len(await self.store.ids(owner))
-                raise _refused(caller.tasks_kept_refusal(kept) if kept >= limit else caller.tasks_kept_in_all_refusal())
+            full = await self.store.create(
+                owner,
+                task_id,
+                record,
+                expires_at=expires_at,
+                limit=limits.tasks_stored_per_caller,
+                total=limits.tasks_stored,
+                pool="tasks",
+            )
+            if full == "owner":
+                raise _refused(caller.tasks_kept_refusal(len(await self.store.ids(owner))))
+            if full == "pool":
+                raise _refused(caller.tasks_kept_in_all_refusal())
         except BaseException:
             lease.release()
             raise

@@ -1,13 +1,14 @@
 """`TaskStore`: where task-augmented calls keep their state, so any instance can answer for any task.
 
 Each task belongs to an owner (the caller policy's `owner`: identity and grant) and a pool (`tasks`, or
-`approvals` for approval handles), and expires with its ttl. The store keeps a per-owner and a per-pool index, so
-counting and listing an owner's live tasks is one query, and creating a task within an owner's limit and its
-pool's total is atomic across instances (a client that switches identities still meets the total). `claim` makes
-the move to a terminal status atomic: of a cancel and the call's own end (on this or another instance), exactly
-one wins; `take` removes a record atomically, so of two takes exactly one gets it (approval handles are spent
-so). Implementations: `SqliteTaskStore` (in memory, the default for one process, or one file several processes
-on a host share) and `RedisTaskStore`
+`approvals` for approval handles), comes from a client address (the caller policy's `address`, None for callers
+without one), and expires with its ttl. The store keeps a per-owner, a per-pool and a per-address index, so
+counting and listing an owner's live tasks is one query, and creating a task within an owner's limit, its
+address's share of the pool and the pool's total is atomic across instances (a client that switches identities
+still meets its address's share and the total). `claim` makes the move to a terminal status atomic: of a cancel
+and the call's own end (on this or another instance), exactly one wins; `take` removes a record atomically, so of
+two takes exactly one gets it (approval handles are spent so). Implementations: `SqliteTaskStore` (in memory, the
+default for one process, or one file several processes on a host share) and `RedisTaskStore`
 (several instances behind a load balancer). `open_task_store(url)` picks one.
 """
 
@@ -20,7 +21,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 import anyio.to_thread
 
@@ -33,6 +34,7 @@ from oauth.sqlite_file import DatabaseGone, SqliteFile, transaction
 
 __all__ = [
     "Clock",
+    "Full",
     "RedisTaskStore",
     "SqliteTaskStore",
     "TaskStore",
@@ -43,6 +45,9 @@ __all__ = [
 
 Clock = Callable[[], float]
 """Seconds since the epoch; injected so that tests can move time."""
+
+Full = Literal["owner", "address", "pool"]
+"""Which count refused a new task: the owner's limit, its address's share of the pool, or the pool's total."""
 
 _T = TypeVar("_T")
 
@@ -73,10 +78,14 @@ class TaskStore(Protocol):
         limit: int,
         total: int | None = None,
         pool: str = "tasks",
-    ) -> bool:
-        """Store a new task in `pool` unless `owner` keeps `limit` live tasks already or the pool keeps `total`
-        live tasks of all owners (None: no total); True when it was stored. Atomic: concurrent creations never
-        leave an owner more than `limit`, nor the pool more than `total`."""
+        address: str | None = None,
+        address_limit: int | None = None,
+    ) -> Full | None:
+        """Store a new task in `pool` from client `address` unless `owner` keeps `limit` live tasks already, the
+        pool keeps `address_limit` live tasks from `address` (either None: not counted) or `total` live tasks of
+        all owners (None: no total); None when it was stored, else which count was full. Atomic: concurrent
+        creations never leave an owner more than `limit`, an address more than `address_limit` in the pool, nor
+        the pool more than `total`."""
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
         """The task, or None when there is none, it has expired, or it is another owner's."""
@@ -122,6 +131,7 @@ CREATE TABLE IF NOT EXISTS gateway_tasks (
     expires_at REAL NOT NULL,
     claimed INTEGER NOT NULL DEFAULT 0,
     pool TEXT NOT NULL DEFAULT 'tasks',
+    address TEXT,
     PRIMARY KEY (owner, task_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS gateway_tasks_owner ON gateway_tasks (owner, expires_at);
@@ -131,12 +141,19 @@ _PURGE_EVERY = 60.0
 
 
 def _upgrade(db: sqlite3.Connection) -> None:
-    """Give a file made before pools its `pool` column (its rows are tasks) and the pool index."""
+    """Give a file made before pools its `pool` column (its rows are tasks), one made before addresses its
+    `address` column (its rows come from no address), and the pool and address indexes."""
     with transaction(db):
         columns = {row[1] for row in db.execute("PRAGMA table_info(gateway_tasks)")}
         if "pool" not in columns:
             db.execute("ALTER TABLE gateway_tasks ADD COLUMN pool TEXT NOT NULL DEFAULT 'tasks'")
+        if "address" not in columns:
+            db.execute("ALTER TABLE gateway_tasks ADD COLUMN address TEXT")
         db.execute("CREATE INDEX IF NOT EXISTS gateway_tasks_pool ON gateway_tasks (pool, expires_at)")
+        db.execute(
+            "CREATE INDEX IF NOT EXISTS gateway_tasks_address ON gateway_tasks (pool, address, expires_at) "
+            "WHERE address IS NOT NULL"
+        )
 
 
 class SqliteTaskStore:
@@ -186,30 +203,39 @@ class SqliteTaskStore:
         limit: int,
         total: int | None = None,
         pool: str = "tasks",
-    ) -> bool:
+        address: str | None = None,
+        address_limit: int | None = None,
+    ) -> Full | None:
         """See `TaskStore.create`: the counts and the insert share one write transaction."""
         now, text = self._clock(), json.dumps(record)
 
-        def work(db: sqlite3.Connection) -> bool:
+        def work(db: sqlite3.Connection) -> Full | None:
             self._purge(db, now)
             with transaction(db):
                 (kept,) = db.execute(
                     "SELECT count(*) FROM gateway_tasks WHERE owner = ? AND expires_at > ?", (owner, now)
                 ).fetchone()
                 if kept >= limit:
-                    return False
+                    return "owner"
+                if address is not None and address_limit is not None:
+                    (shared,) = db.execute(
+                        "SELECT count(*) FROM gateway_tasks WHERE pool = ? AND address = ? AND expires_at > ?",
+                        (pool, address, now),
+                    ).fetchone()
+                    if shared >= address_limit:
+                        return "address"
                 if total is not None:
                     (pooled,) = db.execute(
                         "SELECT count(*) FROM gateway_tasks WHERE pool = ? AND expires_at > ?", (pool, now)
                     ).fetchone()
                     if pooled >= total:
-                        return False
+                        return "pool"
                 db.execute(
-                    "INSERT OR REPLACE INTO gateway_tasks "
-                    "(owner, task_id, record, created, expires_at, claimed, pool) VALUES (?, ?, ?, ?, ?, 0, ?)",
-                    (owner, task_id, text, now, expires_at, pool),
+                    "INSERT OR REPLACE INTO gateway_tasks (owner, task_id, record, created, expires_at, claimed, "
+                    "pool, address) VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
+                    (owner, task_id, text, now, expires_at, pool, address),
                 )
-                return True
+                return None
 
         return await self._in_thread(work)
 
@@ -285,25 +311,33 @@ class SqliteTaskStore:
         await anyio.to_thread.run_sync(close)
 
 
-# Redis: the task under `{prefix}task:{owner}:{id}` (JSON: its creation, its pool, its record; with the task's
-# expiry), its claim beside it, the owner's index a sorted set of ids and the pool's index `{prefix}pool:{pool}` a
-# sorted set of `{owner}:{id}`, both scored by expiry and trimmed of the expired on every creation. A task's pool
-# is read from its JSON by `take` and `put`, which name the pool's index from `prefix` (ARGV).
+# Redis: the task under `{prefix}task:{owner}:{id}` (JSON: its creation, its pool, its address when it has one,
+# its record; with the task's expiry), its claim beside it, the owner's index a sorted set of ids, the pool's
+# index `{prefix}pool:{pool}` and the address's `{prefix}address:{pool}:{address}` sorted sets of `{owner}:{id}`,
+# all scored by expiry and trimmed of the expired on every creation that counts them. A task's pool and address
+# are read from its JSON by `take` and `put`, which name their indexes from `prefix` (ARGV).
 _CREATE = """
-local index, key, pooled = KEYS[1], KEYS[2], KEYS[3]
+local index, key, pooled, shared = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local now, expires_ms, limit, total = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
+local share = tonumber(ARGV[8])
 redis.call('ZREMRANGEBYSCORE', index, '-inf', now)
-if redis.call('ZCARD', index) >= limit then return 0 end
+if redis.call('ZCARD', index) >= limit then return 'owner' end
+local sets = {index, pooled}
+if shared then
+  redis.call('ZREMRANGEBYSCORE', shared, '-inf', now)
+  if share >= 0 and redis.call('ZCARD', shared) >= share then return 'address' end
+  sets[3] = shared
+end
 redis.call('ZREMRANGEBYSCORE', pooled, '-inf', now)
-if total >= 0 and redis.call('ZCARD', pooled) >= total then return 0 end
+if total >= 0 and redis.call('ZCARD', pooled) >= total then return 'pool' end
 redis.call('SET', key, ARGV[4], 'PXAT', expires_ms)
 redis.call('ZADD', index, expires_ms, ARGV[5])
-redis.call('ZADD', pooled, expires_ms, ARGV[7])
-for _, set in ipairs({index, pooled}) do
+for i = 2, #sets do redis.call('ZADD', sets[i], expires_ms, ARGV[7]) end
+for _, set in ipairs(sets) do
   local left = redis.call('PTTL', set)
   if left < 0 or now + left < expires_ms then redis.call('PEXPIREAT', set, expires_ms) end
 end
-return 1
+return ''
 """
 # The task, its claim and its places in the indexes go at once; the task's text is the answer (nil: none to take).
 _TAKE = """
@@ -311,28 +345,33 @@ local text = redis.call('GET', KEYS[2])
 if not text then return false end
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[1], ARGV[1])
-local pool = cjson.decode(text)['pool']
+local decoded = cjson.decode(text)
+local pool, address = decoded['pool'], decoded['address']
 if pool then redis.call('ZREM', ARGV[2] .. 'pool:' .. pool, ARGV[3]) end
+if pool and address then redis.call('ZREM', ARGV[2] .. 'address:' .. pool .. ':' .. address, ARGV[3]) end
 return text
 """
-# The task's creation time and pool stay; the indexes live as long as their longest-lived task.
+# The task's creation time, pool and address stay; the indexes live as long as their longest-lived task.
 _PUT = """
 local index, key, claim = KEYS[1], KEYS[2], KEYS[3]
 local now, expires_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
-local created, pool = now, nil
+local created, pool, address = now, nil, nil
 local old = redis.call('GET', key)
 if old then
   local decoded = cjson.decode(old)
-  created, pool = decoded['created'], decoded['pool']
+  created, pool, address = decoded['created'], decoded['pool'], decoded['address']
 end
 local sets = {index}
 local text = '{"created":' .. string.format('%d', created)
 if pool then
   text = text .. ',"pool":' .. cjson.encode(pool)
-  local pooled = ARGV[5] .. 'pool:' .. pool
-  redis.call('ZADD', pooled, expires_ms, ARGV[6])
-  sets[2] = pooled
+  sets[#sets + 1] = ARGV[5] .. 'pool:' .. pool
+  if address then
+    text = text .. ',"address":' .. cjson.encode(address)
+    sets[#sets + 1] = ARGV[5] .. 'address:' .. pool .. ':' .. address
+  end
 end
+for i = 2, #sets do redis.call('ZADD', sets[i], expires_ms, ARGV[6]) end
 text = text .. ',"record":' .. ARGV[3] .. '}'
 redis.call('SET', key, text, 'PXAT', expires_ms)
 redis.call('ZADD', index, expires_ms, ARGV[4])
@@ -369,6 +408,9 @@ class RedisTaskStore:
     def _pool(self, pool: str) -> str:
         return f"{self.prefix}pool:{pool}"
 
+    def _address(self, pool: str, address: str) -> str:
+        return f"{self.prefix}address:{pool}:{address}"
+
     async def _call(self, what: str, work: Any) -> Any:
         from redis.exceptions import RedisError
 
@@ -390,19 +432,39 @@ class RedisTaskStore:
         limit: int,
         total: int | None = None,
         pool: str = "tasks",
-    ) -> bool:
+        address: str | None = None,
+        address_limit: int | None = None,
+    ) -> Full | None:
         """See `TaskStore.create`: one script, atomic on the server."""
         now_ms = math.floor(self._clock() * 1000)
         expires_ms = max(math.ceil(expires_at * 1000), now_ms + 1)
-        text = json.dumps({"created": now_ms, "pool": pool, "record": record})
-        created = await self._call(
+        stored: dict[str, Any] = {"created": now_ms, "pool": pool}
+        if address is not None:
+            stored["address"] = address
+        text = json.dumps({**stored, "record": record})
+        full = await self._call(
             "create a task",
             self._create(
-                keys=[self._index(owner), self._key(owner, task_id), self._pool(pool)],
-                args=[now_ms, expires_ms, limit, text, task_id, -1 if total is None else total, f"{owner}:{task_id}"],
+                # The address's index is the fourth key when the task comes from an address.
+                keys=[
+                    self._index(owner),
+                    self._key(owner, task_id),
+                    self._pool(pool),
+                    *([] if address is None else [self._address(pool, address)]),
+                ],
+                args=[
+                    now_ms,
+                    expires_ms,
+                    limit,
+                    text,
+                    task_id,
+                    -1 if total is None else total,
+                    f"{owner}:{task_id}",
+                    -1 if address_limit is None else address_limit,
+                ],
             ),
         )
-        return bool(created)
+        return _FULL.get(full)
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
         """See `TaskStore.get`."""
@@ -489,11 +551,21 @@ class WatchedTaskStore:
         limit: int,
         total: int | None = None,
         pool: str = "tasks",
-    ) -> bool:
+        address: str | None = None,
+        address_limit: int | None = None,
+    ) -> Full | None:
         """See `TaskStore.create`."""
         return await self._watched(
             lambda: self.store.create(
-                owner, task_id, record, expires_at=expires_at, limit=limit, total=total, pool=pool
+                owner,
+                task_id,
+                record,
+                expires_at=expires_at,
+                limit=limit,
+                total=total,
+                pool=pool,
+                address=address,
+                address_limit=address_limit,
             )
         )
 
@@ -520,6 +592,10 @@ class WatchedTaskStore:
     async def aclose(self) -> None:
         """See `TaskStore.aclose`."""
         await self.store.aclose()
+
+
+#: What the create script answers when a count is full ('' when it stored the task).
+_FULL: Final[Mapping[str, Full]] = {"owner": "owner", "address": "address", "pool": "pool"}
 
 
 def _refusal(detail: str) -> TaskStoreError:
