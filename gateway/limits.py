@@ -83,6 +83,14 @@ class Limits:
             "10 KB answer takes about 14 KB)"
         ),
     )
+    tasks_stored_per_address: int = field(
+        default=1000,
+        metadata=_count(
+            "tasks the callers from one client address (an IPv6 /64) keep on the server together, whatever tokens "
+            "they send, so one client cannot fill --tasks-stored",
+            where="http",
+        ),
+    )
     subscriptions_per_caller: int = field(
         default=4, metadata=_count("subscriptions/listen streams one caller holds open", where="http")
     )
@@ -109,6 +117,14 @@ class Limits:
             "calls waiting for a person's approval (--approval) that the approval store keeps for all callers"
         ),
     )
+    approvals_pending_per_address: int = field(
+        default=2000,
+        metadata=_count(
+            "calls waiting for a person's approval that the callers from one client address (an IPv6 /64) have "
+            "together, whatever tokens they send, so one client cannot fill --approvals-pending",
+            where="http",
+        ),
+    )
 
     def __post_init__(self) -> None:
         for name in ("timeout", "admission_lease"):
@@ -125,6 +141,7 @@ class Limits:
             ("tasks_running", 1),
             ("tasks_stored_per_caller", 1),
             ("tasks_stored", 1),
+            ("tasks_stored_per_address", 1),
             ("subscriptions_per_caller", 1),
             ("subscriptions", 1),
             ("batch_elements", 1),
@@ -132,6 +149,7 @@ class Limits:
             ("scripts_per_caller", 1),
             ("approvals_pending_per_caller", 1),
             ("approvals_pending", 1),
+            ("approvals_pending_per_address", 1),
         ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < least:

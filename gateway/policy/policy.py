@@ -38,6 +38,11 @@ Identify = Callable[["CallerPolicy"], Awaitable[Any]]
 
 #: Distinct callers' instructions kept (as many as the visibility keeps views, and then some).
 _CACHED_INSTRUCTIONS: Final = 64
+#: How a refusal of an address's share ends: what the operator can do when many people share one address.
+_SHARED_ADDRESS: Final = (
+    " (where many people reach this server through one proxy or NAT, its operator can name the proxy with "
+    "--trusted-proxy, or raise the limit)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,6 +168,19 @@ class CallerPolicy:
     def identified(self) -> bool:
         """Whether the gateway can tell this caller from others (`Caller.identified`)."""
         return self.caller.identified
+
+    @functools.cached_property
+    def address(self) -> str | None:
+        """The key the caller's client address is counted under (`oauth.addresses.rate_key`: the address, an IPv6
+        /64), as the server saw it after trusted proxies (`Peer.client`); None for callers without one (stdio,
+        in-process, a Unix socket), which only their own and the overall limits count."""
+        peer = self.request.peer
+        if self.request.transport != "http" or peer is None or peer.client is None:
+            return None
+        # Imported here: the gateway builds without the oauth package until an HTTP caller is counted.
+        from oauth.addresses import rate_key
+
+        return rate_key(peer.client[0])
 
     # Which functions exist for the caller
 
@@ -323,6 +341,20 @@ class CallerPolicy:
             value=limit,
         )
 
+    def tasks_kept_from_address_refusal(self) -> LimitError:
+        """The refusal of one more task when the callers from the caller's client address keep their share of the
+        task store (`Limits.tasks_stored_per_address`; counted in the store, so switching tokens does not multiply
+        it). It names no other caller."""
+        limit = self.policy.limits.tasks_stored_per_address
+        return LimitError(
+            f"callers from your client address keep {limit} tasks on this server together, whatever credentials "
+            f"they send, the most one address may keep ({option_name('tasks_stored_per_address')} is {limit}); "
+            "wait for older tasks to expire (their ttl), ask for a shorter ttl, or make the call without a task"
+            f"{_SHARED_ADDRESS}",
+            limit="tasks_stored_per_address",
+            value=limit,
+        )
+
     def approvals_pending_refusal(self, kept: int) -> LimitError:
         """The refusal of one more call waiting for approval to a caller who has `kept` waiting, its limit
         (`Limits.approvals_pending_per_caller`; the approval store counts them, atomically across instances)."""
@@ -344,6 +376,20 @@ class CallerPolicy:
             f"({option_name('approvals_pending')} is {limit}); nothing ran; call again later, as waiting calls are "
             "approved or expire",
             limit="approvals_pending",
+            value=limit,
+        )
+
+    def approvals_pending_from_address_refusal(self) -> LimitError:
+        """The refusal of one more call waiting for approval when the callers from the caller's client address
+        have their share of the approval store waiting (`Limits.approvals_pending_per_address`; counted in the
+        store). It names no other caller."""
+        limit = self.policy.limits.approvals_pending_per_address
+        return LimitError(
+            f"callers from your client address have {limit} calls waiting for a person's approval together, "
+            "whatever credentials they send, the most one address may have "
+            f"({option_name('approvals_pending_per_address')} is {limit}); nothing ran; have the person approve "
+            f"or cancel some, or call again later, as waiting calls expire{_SHARED_ADDRESS}",
+            limit="approvals_pending_per_address",
             value=limit,
         )
 

@@ -6,10 +6,10 @@ the person's answer itself (`confirmation`), the canonical hash of the call's ar
 (`secrets.token_urlsafe`), expires after `ttl` seconds and is spent by its first use. Handles live in a
 `TaskStore`, the task store's machinery (SQLite in this process or in a file, Redis when several instances
 serve), under an owner of their own (`approval:<owner>`) and in a pool of their own (`approvals`): its atomic
-create-within-a-limit keeps a caller within `Limits.approvals_pending_per_caller` and all callers within
-`Limits.approvals_pending`, and its atomic take lets exactly one of two racing uses through, on any
-instance. A store that cannot answer is the server's trouble (`UnavailableError`, answered as the task store's
-outage is: JSON-RPC -32000 with `retryAfter`).
+create-within-a-limit keeps a caller within `Limits.approvals_pending_per_caller`, the callers from one client
+address within `Limits.approvals_pending_per_address` and all callers within `Limits.approvals_pending`, and its
+atomic take lets exactly one of two racing uses through, on any instance. A store that cannot answer is the
+server's trouble (`UnavailableError`, answered as the task store's outage is: JSON-RPC -32000 with `retryAfter`).
 """
 
 from __future__ import annotations
@@ -89,7 +89,8 @@ class Approvals:
         self, caller: CallerPolicy, function: Function, arguments: Mapping[str, Any], *, kind: HandleKind
     ) -> Handle:
         """A new handle for a call of `function` by `caller`; ToolError naming the limit when the caller has
-        `Limits.approvals_pending_per_caller` handles live already, or all callers `Limits.approvals_pending`."""
+        `Limits.approvals_pending_per_caller` handles live already, the callers from its client address
+        `Limits.approvals_pending_per_address`, or all callers `Limits.approvals_pending`."""
         owner = _owner(caller)
         handle = Handle(value=secrets.token_urlsafe(_HANDLE_BYTES), expires_at=self._clock() + self.ttl)
         record = {
@@ -107,11 +108,15 @@ class Approvals:
                 limit=limits.approvals_pending_per_caller,
                 total=limits.approvals_pending,
                 pool="approvals",
+                address=caller.address,
+                address_limit=limits.approvals_pending_per_address,
             )
         )
         if full == "owner":
             kept = len(await self._guarded(lambda: self.store.ids(owner)))
             raise ToolError(str(caller.approvals_pending_refusal(kept)))
+        if full == "address":
+            raise ToolError(str(caller.approvals_pending_from_address_refusal()))
         if full == "pool":
             raise ToolError(str(caller.approvals_pending_in_all_refusal()))
         return handle

@@ -339,6 +339,22 @@ async def test_a_caller_has_at_most_its_budget_of_calls_waiting_and_a_used_one_f
         await confirmation_of(alice, 3)
 
 
+async def test_in_process_callers_have_no_address_so_only_their_own_limit_and_the_overall_one_count() -> None:
+    app, gateway = make_gateway(limits=Limits(approvals_pending_per_address=1, approvals_pending=4))
+    call = {"name": DELETE, "args": {"product_id": 1}}
+    async with gateway.lifespan():
+        in_process = [await gateway.call_tool({"x-api-key": ADMIN_KEY}, "call_function", call) for _ in range(3)]
+        async with connect(app, "alice") as alice, connect(app, "bob") as bob:
+            await confirmation_of(alice)
+            refused = await delete(bob)  # bob's first, but alice's address is bob's: its share is 1
+        over = await gateway.call_tool({"x-api-key": ADMIN_KEY}, "call_function", call)
+    assert [result.structured is not None and not result.is_error for result in in_process] == [True] * 3
+    assert refused.is_error and "Limits.approvals_pending_per_address (--approvals-pending-per-address) is 1" in text(
+        refused
+    )
+    assert over.is_error and "Limits.approvals_pending (--approvals-pending) is 4" in over.texts[0]
+
+
 async def test_a_batch_answers_each_call_that_waits_with_its_own_confirmation_and_runs_none() -> None:
     app, gateway = make_gateway()
 

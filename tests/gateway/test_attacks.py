@@ -66,18 +66,28 @@ def make_gateway(app: FastAPI | None = None, **options: Any) -> tuple[FastAPI, G
     return app, gateway
 
 
+#: Where the in-process HTTP client connects from unless a test says otherwise.
+HERE = ("127.0.0.1", 123)
+
+
 @asynccontextmanager
-async def connect(app: ASGIApp, token: str, mode: str = "legacy") -> AsyncIterator[Client]:
+async def connect(
+    app: ASGIApp, token: str, mode: str = "legacy", client: tuple[str, int] = HERE
+) -> AsyncIterator[Client]:
+    transport = httpx2.ASGITransport(app, client=client)
     async with (
-        httpx2.AsyncClient(transport=httpx2.ASGITransport(app), headers={"authorization": f"Bearer {token}"}) as http,
-        Client(streamable_http_client(URL, http_client=http), mode=mode) as client,
+        httpx2.AsyncClient(transport=transport, headers={"authorization": f"Bearer {token}"}) as http,
+        Client(streamable_http_client(URL, http_client=http), mode=mode) as mcp,
     ):
-        yield client
+        yield mcp
 
 
-async def post(app: ASGIApp, body: Any, token: str, version: str = "2025-11-25") -> httpx2.Response:
-    """One raw JSON-RPC POST (a message or a batch) at protocol `version`."""
-    async with httpx2.AsyncClient(transport=httpx2.ASGITransport(app), base_url="http://localhost") as http:
+async def post(
+    app: ASGIApp, body: Any, token: str, version: str = "2025-11-25", client: tuple[str, int] = HERE
+) -> httpx2.Response:
+    """One raw JSON-RPC POST (a message or a batch) at protocol `version`, from the address `client`."""
+    transport = httpx2.ASGITransport(app, client=client)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://localhost") as http:
         return await http.post(
             "/mcp",
             json=body,
@@ -326,6 +336,86 @@ async def test_a_client_switching_made_up_tokens_meets_the_bound_on_calls_waitin
     assert "Limits.approvals_pending (--approvals-pending) is 3" in message and "call again later" in message
     assert "made-up" not in message and ADMIN_KEY not in message
     assert not done.is_error and gone.is_error
+
+
+# Hole 5c: the bound in all was no share: one client address switching made-up tokens filled it, and nobody else
+# could start a task (or ask for an approval) until its tasks expired.
+
+ATTACKER = ("203.0.113.7", 40000)
+NEIGHBOUR = ("203.0.113.8", 40000)
+
+
+async def test_a_client_switching_made_up_tokens_meets_its_addresss_share_of_tasks_and_another_address_does_not() -> (
+    None
+):
+    limits = Limits(tasks_stored_per_caller=2, tasks_stored_per_address=4, tasks_stored=6)
+    app, gateway = make_gateway(tasks=TaskConfig(), limits=limits)
+    async with gateway.lifespan():
+        answers = [
+            (
+                await post(app, task_call("orders.list_orders", {}, index), f"made-up-{index // 2}", client=ATTACKER)
+            ).json()
+            for index in range(8)
+        ]
+        with anyio.fail_after(5):
+            while gateway.policy.tasks.total:
+                await anyio.sleep(0.01)
+        neighbours = [
+            (await post(app, task_call("orders.list_orders", {}, index), token, client=NEIGHBOUR)).json()
+            for index, token in enumerate((ADMIN_KEY, MEMBER_KEY, "made-up-neighbour"))
+        ]
+    assert ["result" in answer for answer in answers] == [True] * 4 + [False] * 4
+    refusals = [answer["error"] for answer in answers[4:]]
+    assert all(error["data"] == {"limit": "tasks_stored_per_address", "value": 4} for error in refusals)
+    message = refusals[0]["message"]
+    assert message.startswith("callers from your client address keep 4 tasks on this server together")
+    assert "Limits.tasks_stored_per_address (--tasks-stored-per-address) is 4" in message
+    assert "ask for a shorter ttl" in message and "--trusted-proxy" in message
+    assert "made-up" not in message and ATTACKER[0] not in message
+    # The attacker's address holds 4 of the 6 places in all: another address gets the 2 left, then the bound in all.
+    assert ["result" in answer for answer in neighbours] == [True, True, False]
+    assert neighbours[2]["error"]["data"] == {"limit": "tasks_stored", "value": 6}
+
+
+async def test_addresses_of_one_ipv6_64_share_one_share_of_tasks() -> None:
+    app, gateway = make_gateway(tasks=TaskConfig(), limits=Limits(tasks_stored_per_address=2))
+    async with gateway.lifespan():
+        answers = [
+            (
+                await post(app, task_call("orders.list_orders", {}, index), f"made-up-{index}", client=(address, 1))
+            ).json()
+            for index, address in enumerate(("2001:db8:1:2::1", "2001:db8:1:2::ffff", "2001:db8:1:2:abcd::9"))
+        ]
+        elsewhere = await post(app, task_call("orders.list_orders", {}), "made-up-x", client=("2001:db8:1:3::1", 1))
+    assert ["result" in answer for answer in answers] == [True, True, False]
+    assert answers[2]["error"]["data"] == {"limit": "tasks_stored_per_address", "value": 2}
+    assert "result" in elsewhere.json()
+
+
+async def test_a_client_switching_made_up_tokens_meets_its_addresss_share_of_calls_waiting_and_others_still_ask() -> (
+    None
+):
+    limits = Limits(approvals_pending_per_address=2, approvals_pending=3)
+    app, gateway = make_gateway(effects=Effects(approval="destructive"), limits=limits)
+    delete = {"name": "products.delete_product", "args": {"product_id": 1}}
+    async with gateway.lifespan():
+        answers = []
+        for index in range(4):
+            async with connect(app, f"made-up-{index}", client=ATTACKER) as other:
+                answers.append(await other.call_tool("call_function", delete))
+        async with connect(app, ADMIN_KEY, client=NEIGHBOUR) as admin:
+            asked = await admin.call_tool("call_function", delete)
+            assert asked.structured_content is not None
+            done = await admin.call_tool(
+                "call_function", {**delete, "confirmation": asked.structured_content["confirmation"]}
+            )
+    assert [answer.structured_content is not None for answer in answers] == [True, True, False, False]
+    message = text(answers[2])
+    assert answers[2].is_error and message.startswith("callers from your client address have 2 calls waiting")
+    assert "Limits.approvals_pending_per_address (--approvals-pending-per-address) is 2" in message
+    assert "nothing ran" in message and "--trusted-proxy" in message
+    assert "made-up" not in message and ATTACKER[0] not in message
+    assert not done.is_error
 
 
 # Hole 6: one POST at 2025-03-26 held 1,500 call_function elements and made 1,500 API calls.

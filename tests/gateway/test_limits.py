@@ -24,6 +24,7 @@ COUNTS = {
     "tasks_running": 1,
     "tasks_stored_per_caller": 1,
     "tasks_stored": 1,
+    "tasks_stored_per_address": 1,
     "subscriptions_per_caller": 1,
     "subscriptions": 1,
     "batch_elements": 1,
@@ -31,6 +32,7 @@ COUNTS = {
     "scripts_per_caller": 1,
     "approvals_pending_per_caller": 1,
     "approvals_pending": 1,
+    "approvals_pending_per_address": 1,
 }
 
 

@@ -16,7 +16,7 @@ from gateway.errors import ConfigError, LimitError, ToolError
 from gateway.limits import Limits
 from gateway.policy import Access, Budget, Caller, CallerPolicy, Policy, ScriptRules, View, Visibility
 from gateway.policy.access import restricted, scope_map
-from gateway.requests import RequestInfo
+from gateway.requests import Peer, RequestInfo
 from gateway.rest.credentials import Credentials
 
 pytestmark = pytest.mark.anyio
@@ -700,6 +700,43 @@ def test_too_many_calls_waiting_for_approval_are_refused_naming_the_limit() -> N
     assert (refusal.limit, refusal.value) == ("approvals_pending_per_caller", 3)
     assert "you have 3 calls waiting for a person's approval" in str(refusal)
     assert "Limits.approvals_pending_per_caller (--approvals-pending-per-caller) is 3" in str(refusal)
+
+
+@pytest.mark.parametrize(
+    ("transport", "client", "key"),
+    [
+        ("http", ("203.0.113.7", 5000), "203.0.113.7"),
+        ("http", ("2001:db8:1:2:abcd::9", 5000), "2001:db8:1:2::/64"),
+        ("http", ("::ffff:203.0.113.7", 5000), "203.0.113.7"),
+        ("http", None, None),  # a Unix socket
+        ("stdio", ("127.0.0.1", 0), None),
+        ("in-process", ("127.0.0.1", 0), None),
+    ],
+)
+def test_a_callers_address_is_counted_as_connections_are_and_callers_without_one_have_none(
+    transport: Any, client: tuple[str, int] | None, key: str | None
+) -> None:
+    someone = RequestInfo(
+        transport=transport, principal=Credentials({"authorization": "Bearer k"}), peer=Peer(client=client)
+    )
+    assert Policy(shop()).of(someone).address == key
+
+
+def test_a_share_of_one_address_is_refused_naming_the_limit_what_to_do_and_no_other_caller() -> None:
+    limits = Limits(tasks_stored_per_address=7, approvals_pending_per_address=9)
+    caller = Policy(shop(), limits=limits).of(request())
+    tasks, approvals = caller.tasks_kept_from_address_refusal(), caller.approvals_pending_from_address_refusal()
+    assert str(tasks) == (
+        "callers from your client address keep 7 tasks on this server together, whatever credentials they send, the "
+        "most one address may keep (Limits.tasks_stored_per_address (--tasks-stored-per-address) is 7); wait for "
+        "older tasks to expire (their ttl), ask for a shorter ttl, or make the call without a task (where many "
+        "people reach this server through one proxy or NAT, its operator can name the proxy with --trusted-proxy, "
+        "or raise the limit)"
+    )
+    assert (tasks.limit, tasks.value) == ("tasks_stored_per_address", 7)
+    assert str(approvals).startswith("callers from your client address have 9 calls waiting for a person's approval")
+    assert "Limits.approvals_pending_per_address (--approvals-pending-per-address) is 9); nothing ran" in str(approvals)
+    assert (approvals.limit, approvals.value) == ("approvals_pending_per_address", 9)
 
 
 # Which tools a caller is offered

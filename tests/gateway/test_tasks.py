@@ -530,6 +530,27 @@ async def test_over_a_session_the_client_is_told_when_its_task_completes_or_is_c
     assert told["params"] == {**told["params"], "taskId": task["taskId"], "status": "cancelled"}
 
 
+async def test_a_session_without_an_address_keeps_tasks_past_the_share_of_one_address() -> None:
+    app = create_app(debug_routes=True)
+    gateway = Gateway(app=app, tasks=TaskConfig(), limits=Limits(tasks_stored_per_address=1))
+    gateway.mount(app, "/mcp")
+    quick = {"name": "call_function", "arguments": {"name": "debug.slow", "args": {"seconds": 0}}, "task": {}}
+    async with gateway.lifespan(), session(gateway) as (send, receive):
+        started: list[dict[str, Any]] = []
+        for index in range(3):
+            await send({"jsonrpc": "2.0", "id": index + 1, "method": "tools/call", "params": quick})
+            started.append(await receive())
+            if "result" in started[-1]:
+                await receive()  # the notification that it completed
+        # Over HTTP, callers from one address share 1 place.
+        over_http = [
+            await rpc(app, "tools/call", quick, authorization=f"Bearer {key}") for key in (ADMIN_KEY, MEMBER_KEY)
+        ]
+    assert [answer["result"]["task"]["status"] for answer in started] == ["working"] * 3
+    assert "result" in over_http[0]
+    assert over_http[1]["error"]["data"] == {"limit": "tasks_stored_per_address", "value": 1}
+
+
 # notifications/tasks on a 2026-07-28 subscriptions/listen stream (SEP-2663, task status notifications)
 
 

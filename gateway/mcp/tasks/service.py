@@ -243,9 +243,13 @@ class Tasks:
                 limit=limits.tasks_stored_per_caller,
                 total=limits.tasks_stored,
                 pool="tasks",
+                address=caller.address,
+                address_limit=limits.tasks_stored_per_address,
             )
             if full == "owner":
                 raise _refused(caller.tasks_kept_refusal(len(await self.store.ids(owner))))
+            if full == "address":
+                raise _refused(caller.tasks_kept_from_address_refusal())
             if full == "pool":
                 raise _refused(caller.tasks_kept_in_all_refusal())
         except BaseException:
