@@ -1,17 +1,19 @@
 """A quick yes to "are these arguments valid?" for the simple schemas most calls have, before jsonschema runs.
 
 `quick_check(schema)` compiles the schema into a predicate that answers True only when the value is certainly
-valid under JSON Schema 2020-12 as jsonschema reads it (formats are annotations there, unknown keywords are
-ignored); False means "not sure": the caller then asks jsonschema, which names every problem in its own words.
+valid under JSON Schema 2020-12 as the gateway's validators read it (`gateway.validators`: formats are annotations
+there, unknown keywords are ignored, patterns run on RE2); False means "not sure": the caller then asks jsonschema,
+which names every problem in its own words.
 So a valid call skips jsonschema's per-call cost, and every verdict that refuses is still jsonschema's. A
 schema with any assertion keyword this module does not know compiles to None (always ask jsonschema).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any, Final
+
+from gateway.patterns import is_checked, pattern_search
 
 __all__ = ["Check", "quick_check"]
 
@@ -214,10 +216,8 @@ def _string_check(pattern: object, lengths: list[tuple[str, Any]]) -> Check | No
         return None
     if not all(type(limit) is int for _, limit in lengths):
         return None
-    try:
-        compiled = re.compile(pattern) if pattern is not None else None
-    except re.error:
-        return None
+    if pattern is not None and not is_checked(pattern):
+        return None  # a pattern the gateway does not check: left to jsonschema's keyword, which passes it
     low = next((limit for key, limit in lengths if key == "minLength"), 0)
     high = next((limit for key, limit in lengths if key == "maxLength"), None)
 
@@ -226,9 +226,8 @@ def _string_check(pattern: object, lengths: list[tuple[str, Any]]) -> Check | No
             return True
         if len(value) < low or (high is not None and len(value) > high):
             return False
-        # Only plain ASCII is decided here: jsonschema's regex dialect and code-point counting agree with
-        # Python's there; anything else goes to jsonschema.
-        return compiled is None or (value.isascii() and compiled.search(value) is not None)
+        # Only plain ASCII is decided here; anything else goes to jsonschema.
+        return pattern is None or (value.isascii() and pattern_search(pattern, value) is True)
 
     return check_string
 

@@ -28,11 +28,12 @@ from gateway.mcp.progress import reporting
 from gateway.mcp.prompts import PromptSet
 from gateway.mcp.resources import ResourceSet
 from gateway.mcp.security import TransportSecurity
-from gateway.mcp.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec, validator_for
+from gateway.mcp.toolspec import EmbeddedResource, ImageContent, TextContent, ToolResult, ToolSpec
 from gateway.observability import Observer
 from gateway.policy import CallerPolicy, Policy, serving
 from gateway.requests import RequestInfo
 from gateway.types import Authenticator, ErrorHook, ToolHandler
+from gateway.validators import validator_for
 
 if TYPE_CHECKING:
     import mcp_types as types

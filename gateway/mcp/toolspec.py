@@ -16,6 +16,7 @@ import jsonschema
 
 from catalog.naming import is_valid_tool_name
 from gateway.errors import ConfigError
+from gateway.validators import validator_for
 
 __all__ = [
     "Content",
@@ -24,13 +25,7 @@ __all__ = [
     "TextContent",
     "ToolResult",
     "ToolSpec",
-    "validator_for",
 ]
-
-
-def validator_for(schema: dict[str, Any]) -> type[jsonschema.protocols.Validator]:
-    """The validator class of the schema's `$schema` dialect, JSON Schema 2020-12 when it names none."""
-    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 
 
 def _check_schema(tool: str, field_name: str, schema: object) -> None:

@@ -23,6 +23,7 @@ from gateway.observability import observe_function
 from gateway.requests import RestContext
 from gateway.rest.request import HttpResponse, build_request
 from gateway.rest.transports import Transport
+from gateway.validators import validator_for
 
 __all__ = ["BoundInvoker", "CallOutcome", "Dispatcher", "decode_body"]
 
@@ -65,7 +66,8 @@ class Dispatcher:
             return
         validator = self._validators.get(name)
         if validator is None:
-            validator = jsonschema.Draft202012Validator(function.input_schema(capped=False))
+            schema = function.input_schema(capped=False)
+            validator = validator_for(schema)(schema)
             self._validators[name] = validator
         problems = argument_problems(validator, args)
         if problems:

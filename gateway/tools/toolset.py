@@ -20,7 +20,7 @@ from gateway._quick_check import Check, quick_check
 from gateway.apps import AppViews
 from gateway.errors import ConfigError, ToolError
 from gateway.mcp.capabilities import renders_ui
-from gateway.mcp.toolspec import TextContent, ToolResult, ToolSpec, validator_for
+from gateway.mcp.toolspec import TextContent, ToolResult, ToolSpec
 from gateway.policy import CallerPolicy
 from gateway.requests import RestContext
 from gateway.rest.dispatcher import CallOutcome, Dispatcher
@@ -38,6 +38,7 @@ from gateway.tools.confirmation import (
 from gateway.tools.identity import REDACTED, identity_view
 from gateway.tools.results import cap_lines, fit_texts, response_result, value_result
 from gateway.types import RestContextFor, ToolRunner
+from gateway.validators import validator_for
 
 __all__ = ["FIXED_TOOLS", "ToolSet", "declared", "instructions_for", "read_only_spec"]
 

@@ -5,6 +5,8 @@ tool call being observed; `decode_body` turns the answer into what a composite o
 from __future__ import annotations
 
 import json
+import logging
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -143,17 +145,19 @@ async def test_a_call_said_to_be_validated_is_sent_as_it_is() -> None:
 
 
 class CountingValidator:
-    """Counts how often a schema is compiled for jsonschema (the cost the quick check and the cache avoid)."""
+    """Counts how often a schema is compiled for jsonschema (the cost the quick check and the cache avoid): each
+    compile asks jsonschema for the class of the schema's dialect, 2020-12 by default (jsonschema itself asks too,
+    on each subschema, with the class already chosen as the default)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.compiled = 0
-        real = jsonschema.Draft202012Validator
+        real = jsonschema.validators.validator_for
 
-        def compile_schema(schema: Any) -> Any:
-            self.compiled += 1
-            return real(schema)
+        def dialect_of(schema: Any, default: Any) -> Any:
+            self.compiled += default is jsonschema.Draft202012Validator
+            return real(schema, default=default)
 
-        monkeypatch.setattr(jsonschema, "Draft202012Validator", compile_schema)
+        monkeypatch.setattr(jsonschema.validators, "validator_for", dialect_of)
 
 
 def test_arguments_the_quick_check_accepts_never_compile_a_json_schema(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,6 +199,67 @@ def test_a_schema_the_quick_check_cannot_judge_goes_to_json_schema() -> None:
     gateway.validate(function, {"q": 3})
     with pytest.raises(ArgumentError, match="q"):
         gateway.validate(function, {"q": "three"})
+
+
+def patterned(pattern: str) -> Dispatcher:
+    """A dispatcher (with nothing to call) over one function, codes.find, whose `code` must match `pattern`."""
+    parameter = {"name": "code", "in": "query", "schema": {"type": "string", "pattern": pattern}}
+    operation = {"operationId": "find", "tags": ["codes"], "parameters": [parameter], "responses": {"200": {}}}
+    document = {"openapi": "3.1.0", "info": {"title": "T", "version": "1"}, "paths": {"/codes": {"get": operation}}}
+    return Dispatcher(build_catalog(load_document(document)), None, timeout=1)
+
+
+async def test_a_pattern_that_backtracks_refuses_a_long_argument_at_once_and_holds_no_other_caller_up() -> None:
+    gateway = patterned("^(a+)+$")
+    function = gateway.function("codes.find")
+    gaps: list[float] = []
+
+    async def other_caller() -> None:
+        last = time.perf_counter()
+        while True:
+            await anyio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(other_caller)
+        await anyio.sleep(0.05)
+        started = time.perf_counter()
+        # Python's `re` takes minutes on these 33 characters (x4 for each 2 more), twice: quick check, jsonschema.
+        with pytest.raises(ArgumentError, match="does not match"):
+            await gateway.call(function, {"code": "a" * 32 + "!"}, KEYED)
+        took = time.perf_counter() - started
+        await anyio.sleep(0.05)
+        group.cancel_scope.cancel()
+    assert took < 1
+    assert max(gaps) < 1
+
+
+def test_an_ordinary_pattern_still_refuses_an_argument_it_does_not_match_in_the_same_words() -> None:
+    gateway = patterned("^[a-z]+$")
+    function = gateway.function("codes.find")
+    gateway.validate(function, {"code": "abc"})
+    with pytest.raises(ArgumentError) as raised:
+        gateway.validate(function, {"code": "ab1"})
+    assert str(raised.value) == (
+        "Invalid arguments for codes.find: argument 'code': 'ab1' does not match '^[a-z]+$'. "
+        "Call describe_function('codes.find') for the signature."
+    )
+
+
+def test_a_lookahead_pattern_is_left_to_the_api_and_said_once_without_the_argument(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    pattern = "^(?=.*[0-9])[a-z0-9]+-left-to-the-api$"  # RE2 has no lookahead; Python's `re` would refuse both
+    gateway = patterned(pattern)
+    function = gateway.function("codes.find")
+    with caplog.at_level(logging.INFO, logger="gateway.patterns"):
+        gateway.validate(function, {"code": "secret-value"})
+        gateway.validate(function, {"code": "secret-value-2"})
+    said = [record.getMessage() for record in caplog.records if record.name == "gateway.patterns"]
+    assert len(said) == 1
+    assert repr(pattern) in said[0] and "not checked" in said[0] and "secret-value" not in said[0]
 
 
 async def test_a_function_too_large_to_advertise_is_still_validated_and_called() -> None:
