@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 from typing import Any, Final
 
 import re2
@@ -25,11 +26,20 @@ _OPTIONS: Final = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would print why a pattern does not compile to stderr, through absl
 
 
+#: An escape and what follows it: ECMA-262's `\\uXXXX` is RE2's `\\x{XXXX}`; other escapes pass as they are.
+_ESCAPE: Final = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|.)", re.DOTALL)
+
+
+def _in_re2(pattern: str) -> str:
+    """`pattern` with ECMA-262's `\\uXXXX` escapes written as RE2 writes them (an escaped backslash stays one)."""
+    return _ESCAPE.sub(lambda m: f"\\x{{{m[1]}}}" if m[1] else m[0], pattern)
+
+
 @functools.lru_cache(maxsize=_CACHED)
 def _compiled(pattern: str) -> Any:
     """RE2's compiled `pattern`, or None when RE2 cannot run it (said once, at info level)."""
     try:
-        return re2.compile(pattern, _OPTIONS)
+        return re2.compile(_in_re2(pattern), _OPTIONS)
     except re2.error as error:
         why = error.args[0].decode("utf-8", "replace") if error.args and isinstance(error.args[0], bytes) else error
         logger.info(

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from gateway.patterns import pattern_search
 from gateway.validators import validator_for
 
 #: Python's `re` takes minutes to find that `^(a+)+$` does not match this (x4 for each 2 more characters).
@@ -66,3 +67,10 @@ def test_a_pattern_is_not_anchored_and_asks_nothing_of_other_types() -> None:
     assert problems(schema, "ab1c") == []
     assert problems(schema, "abc") == ["'abc' does not match '[0-9]'"]
     assert problems(schema, 5) == []
+
+
+def test_unicode_escapes_written_as_ecmascript_writes_them_are_checked() -> None:
+    assert pattern_search(r"^[\u0041-\u005A]+$", "ABC") is True
+    assert pattern_search(r"^[\u0041-\u005A]+$", "abc") is False
+    assert pattern_search(r"^\\u0041$", "\\u0041") is True  # an escaped backslash, then the letters u0041
+    assert pattern_search(r"^\\u0041$", "A") is False
