@@ -26,7 +26,7 @@ _OPTIONS: Final = re2.Options()
 _OPTIONS.log_errors = False  # RE2 would print why a pattern does not compile to stderr, through absl
 
 
-#: An escape and what follows it: ECMA-262's `\\uXXXX` is RE2's `\\x{XXXX}`; other escapes pass as they are.
+#: An escape and what follows it: ECMA-262's `\uXXXX` is RE2's `\x{XXXX}`; other escapes pass as they are.
 _ESCAPE: Final = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|.)", re.DOTALL)
 
 
