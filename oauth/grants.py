@@ -69,12 +69,15 @@ class Renewer(Protocol):
 
 @dataclass(frozen=True, kw_only=True)
 class AccessGrant:
-    """What a valid access token stands for: the client, the user, the scopes and the REST headers."""
+    """What a valid access token stands for: the client, the user, the scopes and the REST headers, and the `login`
+    it belongs to (an opaque name of its grant: the same for every token of one login, through refreshes and the
+    provider's renewals of the headers)."""
 
     client_id: str
     subject: str
     scopes: tuple[str, ...]
     credentials: Mapping[str, str]
+    login: str
 
 
 TokenResponse = dict[str, Any]
@@ -262,6 +265,7 @@ class Grants:
             subject=grant["subject"],
             scopes=tuple(record["scopes"]),
             credentials=credentials,
+            login=token_hash(f"login:{record['grant_id']}"),
         )
 
     async def revoke(self, token: str, client: Client) -> None:

@@ -19,10 +19,13 @@ __all__ = ["ResourceGuard", "ScopedHeaders"]
 
 
 class ScopedHeaders(dict[str, str]):
-    """The REST headers of a valid access token, with its grant: the `scopes` it was issued for (RFC 6749 §3.3) and
-    the `client_id` of the client it was issued to.
+    """The REST headers of a valid access token, with its grant: the `scopes` it was issued for (RFC 6749 §3.3),
+    the `client_id` of the client it was issued to, the `subject` who logged in and the `login` (an opaque name of
+    the grant, the same for every token of one login).
 
-    The gateway reads the grant to decide which functions the caller sees and may call, and whose state is whose.
+    The gateway reads the grant to decide which functions the caller sees and may call, whose state is whose (the
+    login and scopes, not the headers, which an identity provider renews) and whose budgets a call counts against
+    (the subject's).
     """
 
     def __init__(
@@ -31,11 +34,15 @@ class ScopedHeaders(dict[str, str]):
         scopes: tuple[str, ...],
         client_id: str | None = None,
         *,
+        subject: str | None = None,
+        login: str | None = None,
         challenge: Callable[[Sequence[str]], str] | None = None,
     ) -> None:
         super().__init__(headers)
         self.scopes = scopes
         self.client_id = client_id
+        self.subject = subject
+        self.login = login
         self._challenge = challenge
 
     def insufficient_scope(self, needed: Sequence[str]) -> str:
@@ -92,6 +99,8 @@ class ResourceGuard:
             grant.credentials,
             grant.scopes,
             grant.client_id,
+            subject=grant.subject,
+            login=grant.login,
             challenge=lambda scopes: self.challenge(
                 "insufficient_scope", "the call needs more scopes than the token holds", scopes=scopes
             ),

@@ -1,5 +1,5 @@
-"""`Caller`: who is asking, as every rule of the caller policy sees it: the identity its REST credentials name and
-the OAuth grant (client and scopes) it holds."""
+"""`Caller`: who is asking, as every rule of the caller policy sees it: the identity its REST credentials name, the
+login an OAuth grant names, and the grant (client and scopes) it holds."""
 
 from __future__ import annotations
 
@@ -18,27 +18,31 @@ __all__ = ["Caller"]
 @dataclass(frozen=True, kw_only=True)
 class Caller:
     """Who is asking: the transport, the REST headers its calls carry (empty over stdio until the operator gives
-    some) and its grant (the OAuth `client_id` and `scopes`, None when the credentials carry none). `request` is
-    the MCP request itself (its HTTP headers, principal and peer)."""
+    some) and its grant (the OAuth `client_id` and `scopes`, None when the credentials carry none; the `subject`
+    who logged in and the `login`, a stable name of the grant, None when the credentials name none). `request`
+    is the MCP request itself (its HTTP headers, principal and peer)."""
 
     transport: Literal["http", "stdio", "in-process"]
     credentials: Mapping[str, str]
     scopes: frozenset[str] | None
     client_id: str | None = None
+    subject: str | None = None
+    login: str | None = None
     request: RequestInfo = field(repr=False, compare=False)
 
     @classmethod
     def of(cls, request: RequestInfo) -> Caller:
-        """The caller of an MCP request: its principal's headers, and the `scopes` and `client_id` it carries
-        (`gateway.rest.credentials.Credentials` does)."""
+        """The caller of an MCP request: its principal's headers, and the `scopes`, `client_id`, `subject` and
+        `login` it carries (`gateway.rest.credentials.Credentials` does; a value that is not text is none)."""
         principal = request.principal
         scopes = getattr(principal, "scopes", None)
-        client_id = getattr(principal, "client_id", None)
         return cls(
             transport=request.transport,
             credentials=dict(principal) if isinstance(principal, Mapping) else {},
             scopes=frozenset(scopes) if isinstance(scopes, frozenset | set | tuple | list) else None,
-            client_id=client_id if isinstance(client_id, str) else None,
+            client_id=_text(principal, "client_id"),
+            subject=_text(principal, "subject"),
+            login=_text(principal, "login"),
             request=request,
         )
 
@@ -57,14 +61,22 @@ class Caller:
 
     @functools.cached_property
     def owner(self) -> str:
-        """Whose state this caller leaves on the server (tasks, streams): a hash of its identity and its grant, so
-        a narrower token of the same person owns none of a broader one's state."""
-        material = json.dumps(
-            [
-                self.transport,
-                sorted(self.credentials.items()),
-                self.client_id,
-                sorted(self.scopes) if self.scopes is not None else None,
-            ]
+        """Whose state this caller leaves on the server (tasks, streams, calls waiting for approval): a hash of its
+        login (its credentials when it has none) and its grant, so every token of one login with the same scopes
+        owns the same state, through refreshes and the identity provider's renewals of the credentials, while a
+        narrower token of the same person owns none of a broader one's."""
+        identity = ["login", self.login] if self.login is not None else sorted(self.credentials.items())
+        return _digest(
+            self.transport, identity, self.client_id, sorted(self.scopes) if self.scopes is not None else None
         )
-        return hashlib.sha256(material.encode()).hexdigest()[:32]
+
+
+def _digest(*parts: object) -> str:
+    # A list of [name, value] pairs (credentials) never reads as ["login", ...].
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
+def _text(principal: object, name: str) -> str | None:
+    """The attribute `name` of `principal` when it is non-empty text; None otherwise."""
+    value = getattr(principal, name, None)
+    return value if isinstance(value, str) and value else None

@@ -55,11 +55,14 @@ class Unavailability(Protocol):
 
 class Credentials(dict[str, str]):
     """REST headers an auth function returned, with the OAuth grant of the token: its `scopes` (None when the
-    credentials carry none) and the `client_id` it was issued to (None when unknown). The caller policy reads the
-    grant; the REST calls carry the headers."""
+    credentials carry none), the `client_id` it was issued to, the `subject` (the person who logged in) and the
+    `login` (a stable name of the grant, the same for every token of one login; None when unknown). The caller
+    policy reads the grant; the REST calls carry the headers."""
 
     scopes: frozenset[str] | None
     client_id: str | None
+    subject: str | None
+    login: str | None
 
     def __init__(
         self,
@@ -67,27 +70,32 @@ class Credentials(dict[str, str]):
         scopes: Collection[str] | None = None,
         client_id: str | None = None,
         *,
+        subject: str | None = None,
+        login: str | None = None,
         step_up: Callable[[Sequence[str]], str] | None = None,
     ) -> None:
         super().__init__(headers)
         self.scopes = frozenset(scopes) if scopes is not None else None
         self.client_id = client_id
+        self.subject = subject
+        self.login = login
         self._step_up = step_up
 
     @classmethod
     def of(cls, headers: Mapping[str, str]) -> Credentials:
-        """`headers` with the grant they carry: `scopes` (any collection of strings) and `client_id` attributes,
-        and an `insufficient_scope(needed)` method giving the challenge that asks for more, as `oauth.ScopedHeaders`
-        has them, or none."""
+        """`headers` with the grant they carry: `scopes` (any collection of strings), `client_id`, `subject` and
+        `login` attributes, and an `insufficient_scope(needed)` method giving the challenge that asks for more, as
+        `oauth.ScopedHeaders` has them, or none (a value that is not text is none)."""
         scopes = getattr(headers, "scopes", None)
         if isinstance(scopes, str) or not isinstance(scopes, Collection):
             scopes = None
-        client_id = getattr(headers, "client_id", None)
         step_up = getattr(headers, "insufficient_scope", None)
         return cls(
             dict(headers),
             [str(scope) for scope in scopes] if scopes is not None else None,
-            client_id if isinstance(client_id, str) else None,
+            _text(headers, "client_id"),
+            subject=_text(headers, "subject"),
+            login=_text(headers, "login"),
             step_up=step_up if callable(step_up) else None,
         )
 
@@ -132,6 +140,12 @@ class Authentication:
             if isinstance(error, Unavailability) and isinstance(error.retry_after, int):
                 raise UnavailableError(str(error), retry_after=error.retry_after) from error
             raise
+
+
+def _text(headers: Mapping[str, str], name: str) -> str | None:
+    """The attribute `name` of `headers` when it is non-empty text; None otherwise."""
+    value = getattr(headers, name, None)
+    return value if isinstance(value, str) and value else None
 
 
 def refusal(error: BaseException) -> CredentialError | None:

@@ -18,6 +18,7 @@ from gateway.rest.credentials import (
     header_templates,
     refusal,
 )
+from oauth.resource import ScopedHeaders
 
 pytestmark = pytest.mark.anyio
 
@@ -231,6 +232,15 @@ def test_credentials_without_a_collection_of_scopes_carry_none(scopes: object) -
 def test_plain_headers_carry_no_grant() -> None:
     made = Credentials.of({"x-key": "k"})
     assert (dict(made), made.scopes, made.client_id) == ({"x-key": "k"}, None, None)
+    assert (made.subject, made.login) == (None, None)
+
+
+def test_credentials_keep_the_person_and_the_login_an_oauth_token_names_and_nothing_that_is_not_text() -> None:
+    named = ScopedHeaders({"authorization": "Bearer p"}, ("a",), "claude", subject="idp#bob", login="l1")
+    assert (Credentials.of(named).subject, Credentials.of(named).login) == ("idp#bob", "l1")
+    odd = Scoped({"x-key": "k"}, ("a",), "claude")
+    odd.subject, odd.login = 7, ""  # type: ignore[attr-defined]
+    assert (Credentials.of(odd).subject, Credentials.of(odd).login) == (None, None)
 
 
 class Challenging(Scoped):

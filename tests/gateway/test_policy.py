@@ -131,6 +131,25 @@ def test_the_owner_of_state_follows_identity_and_grant_and_nothing_else() -> Non
     assert owner not in others and len(others) == 6
 
 
+def login_caller(headers: str = "Bearer provider-1", scopes: tuple[str, ...] = ("a", "b"), **grant: str) -> Caller:
+    named = {"client_id": "c", "subject": "https://idp.example#alice", "login": "login-1", **grant}
+    principal = Credentials(
+        {"authorization": headers}, scopes, named["client_id"], subject=named["subject"], login=named["login"]
+    )
+    return Caller.of(RequestInfo(transport="http", principal=principal))
+
+
+def test_the_owner_of_a_login_outlives_the_renewal_of_its_credentials_but_not_a_narrower_grant() -> None:
+    owner = login_caller().owner
+    assert login_caller(headers="Bearer provider-2").owner == owner  # the provider renewed the credentials
+    others = {
+        login_caller(scopes=("a",)).owner,  # a narrower token of the same login
+        login_caller(login="login-2").owner,  # another login of the same person and client
+        Caller.of(request({"authorization": "Bearer provider-1"}, ["a", "b"], "c")).owner,  # no login named
+    }
+    assert owner not in others and len(others) == 3
+
+
 # The access rules
 
 

@@ -84,8 +84,13 @@ async def test_a_code_becomes_bearer_tokens_that_stand_for_the_user_the_client_a
     assert tokens["token_type"] == "Bearer"
     assert tokens["expires_in"] == 3600
     assert tokens["scope"] == "mcp orders"
-    assert await grants.check_access_token(tokens["access_token"]) == AccessGrant(
-        client_id="client-a", subject="alice", scopes=("mcp", "orders"), credentials=ALICE.credentials
+    grant = await grants.check_access_token(tokens["access_token"])
+    assert grant == AccessGrant(
+        client_id="client-a",
+        subject="alice",
+        scopes=("mcp", "orders"),
+        credentials=ALICE.credentials,
+        login=grant.login if grant is not None else "",
     )
 
 
@@ -227,6 +232,19 @@ async def test_a_refresh_may_narrow_the_scopes_and_drops_scopes_never_granted(st
     )
     assert narrowed["scope"] == "orders"
     assert unknown_only["scope"] == "mcp orders"  # nothing asked for was granted: the grant's own scopes
+
+
+async def test_every_token_of_one_login_names_the_same_login_and_another_login_another(store: TokenStore) -> None:
+    grants = grants_on(store)
+    first = await _tokens(grants)
+    narrowed = await grants.refresh(
+        refresh_token=str(first["refresh_token"]), client=CLIENT, scope="orders", resource=None
+    )
+    again = await _tokens(grants)
+    checked = [await grants.check_access_token(str(tokens["access_token"])) for tokens in (first, narrowed, again)]
+    logins = [grant.login for grant in checked if grant is not None]
+    assert len(logins) == 3 and logins[0] == logins[1] != logins[2]
+    assert all(len(login) == 64 and int(login, 16) >= 0 for login in logins)  # an opaque name, not the grant's key
 
 
 async def test_each_way_a_refresh_is_refused_says_why(store: TokenStore, caplog: pytest.LogCaptureFixture) -> None:

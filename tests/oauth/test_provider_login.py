@@ -6,6 +6,7 @@ fault of the provider's ends in a page or error that says what happened, with no
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -21,6 +22,8 @@ import pytest
 import uvicorn
 
 from gateway.gateway import Gateway
+from gateway.limits import Limits
+from gateway.mcp.tasks import TaskConfig
 from gateway.options import Security
 from gateway.policy import Access
 from oauth import OAuthConfig, OAuthServer
@@ -68,6 +71,8 @@ async def serve(
     timeout: float = 10.0,
     document_scopes: bool = False,
     clock: Callable[[], float] | None = None,
+    tasks: TaskConfig | None = None,
+    limits: Limits | None = None,
 ) -> AsyncIterator[Site]:
     """The provider, then the site on real uvicorn (its port is chosen first: the provider must know the callback)."""
     sock = __import__("socket").socket()
@@ -108,6 +113,8 @@ async def serve(
             auth=server.auth,
             security=Security(allowed_hosts=["127.0.0.1"]),
             access=Access(document_scopes=document_scopes),
+            tasks=tasks,
+            limits=limits or Limits(),
         )
         gateway.mount(api.app, "/mcp")
         server.mount(api.app)
@@ -244,6 +251,44 @@ async def test_the_providers_access_token_is_renewed_before_it_expires_without_a
     assert site.api.received[0] != site.api.received[1]
     assert after["refresh_token"] != before["refresh_token"]  # the provider rotates them; the newest is kept
     assert float(after["expires_at"]) > float(before["expires_at"])
+
+
+def rpc(token: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One JSON-RPC request of `method` at MCP 2025-11-25 (tasks), with the MCP access token `token`."""
+    return {
+        "json": {"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+        "headers": {
+            "authorization": f"Bearer {token}",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2025-11-25",
+        },
+    }
+
+
+async def test_the_same_login_after_the_provider_renews_its_token_still_lists_and_reads_its_tasks() -> None:
+    tasks, limits = TaskConfig(), Limits(tasks_stored_per_caller=2)
+    async with (
+        serve(access_token_ttl=4, renew_before=2.0, tasks=tasks, limits=limits) as site,
+        httpx2.AsyncClient(timeout=10) as http,
+    ):
+        _, mcp = await logged_in(http, site)
+        token = mcp["access_token"]
+        call = {"name": "call_function", "arguments": ME, "task": {"ttl": 600_000}}
+        started = [(await http.post(site.mcp_url, **rpc(token, "tools/call", call))).json() for _ in range(2)]
+        mine = [answer["result"]["task"]["taskId"] for answer in started]
+        before = await upstream_of(site, token)
+        await anyio.sleep(2.5)  # the provider's token now expires within renew_before: the next request renews it
+        listed = (await http.post(site.mcp_url, **rpc(token, "tasks/list", {}))).json()
+        after = await upstream_of(site, token)
+        got = (await http.post(site.mcp_url, **rpc(token, "tasks/get", {"taskId": mine[0]}))).json()
+        result = (await http.post(site.mcp_url, **rpc(token, "tasks/result", {"taskId": mine[0]}))).json()
+        third = (await http.post(site.mcp_url, **rpc(token, "tools/call", call))).json()
+    assert after["refresh_token"] != before["refresh_token"]  # renewed: the API now gets another bearer token
+    assert sorted(task["taskId"] for task in listed["result"]["tasks"]) == sorted(mine)
+    assert got["result"]["taskId"] == mine[0] and got["result"]["status"] == "completed"
+    assert "bob" in json.dumps(result["result"]["content"])
+    # Its budget is the one it had: the renewal made no new caller.
+    assert third["error"]["data"] == {"limit": "tasks_stored_per_caller", "value": 2}
 
 
 async def test_a_refresh_the_provider_refuses_ends_the_grant_with_a_clear_invalid_grant(
