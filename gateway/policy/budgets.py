@@ -1,4 +1,4 @@
-"""Budgets: counts of what callers have running, per caller and overall, refused past their limit.
+"""Budgets: counts of what callers have running, per caller (its person) and overall, refused past their limit.
 
 A `Budget` hands out `Lease`s; a lease is released exactly once, when what it counts ends (a task may outlive the
 request that started it). Everything runs on one event loop, so the counts need no lock.
@@ -20,14 +20,14 @@ class Lease:
     """One counted thing; `release()` gives its place back (again is a no-op)."""
 
     budget: Budget
-    owner: str
+    person: str
     released: bool = field(default=False)
 
     def release(self) -> None:
         """Give the place back to the budget."""
         if not self.released:
             self.released = True
-            self.budget._give_back(self.owner)
+            self.budget._give_back(self.person)
 
     def __enter__(self) -> Lease:
         return self
@@ -37,7 +37,7 @@ class Lease:
 
 
 class Budget:
-    """At most `per_caller` of one kind of thing per owner and `overall` in all (None: no overall bound).
+    """At most `per_caller` of one kind of thing per person and `overall` in all (None: no overall bound).
 
     `what` names the thing in refusals, singular and plural (`("task running", "tasks running")`),
     `per_caller_option` and `overall_option` the `Limits` fields, and `advice` what the caller can do about it.
@@ -64,20 +64,20 @@ class Budget:
         self._held: Counter[str] = Counter()
         self._total = 0
 
-    def held(self, owner: str) -> int:
-        """How many `owner` holds now."""
-        return self._held[owner]
+    def held(self, person: str) -> int:
+        """How many `person` holds now."""
+        return self._held[person]
 
     @property
     def total(self) -> int:
         """How many are held in all."""
         return self._total
 
-    def take(self, owner: str) -> Lease:
-        """A lease for one more of `owner`'s; LimitError naming the limit when either bound is reached."""
-        if self._held[owner] >= self.per_caller:
+    def take(self, person: str) -> Lease:
+        """A lease for one more of `person`'s; LimitError naming the limit when either bound is reached."""
+        if self._held[person] >= self.per_caller:
             raise LimitError(
-                f"you already have {self._counted(self._held[owner])}, the most one caller may have "
+                f"you already have {self._counted(self._held[person])}, the most one caller may have "
                 f"({option_name(self.per_caller_option)} is {self.per_caller}); {self.advice}",
                 limit=self.per_caller_option,
                 value=self.per_caller,
@@ -89,15 +89,15 @@ class Budget:
                 limit=self.overall_option,
                 value=self.overall,
             )
-        self._held[owner] += 1
+        self._held[person] += 1
         self._total += 1
-        return Lease(self, owner)
+        return Lease(self, person)
 
     def _counted(self, count: int) -> str:
         return f"{count} {self.what[0] if count == 1 else self.what[1]}"
 
-    def _give_back(self, owner: str) -> None:
-        self._held[owner] -= 1
-        if self._held[owner] <= 0:
-            del self._held[owner]
+    def _give_back(self, person: str) -> None:
+        self._held[person] -= 1
+        if self._held[person] <= 0:
+            del self._held[person]
         self._total -= 1

@@ -1,12 +1,12 @@
 """`Caller`: who is asking, as every rule of the caller policy sees it: the identity its REST credentials name, the
-login an OAuth grant names, and the grant (client and scopes) it holds."""
+login and person an OAuth grant names, and the grant (client and scopes) it holds."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -70,9 +70,22 @@ class Caller:
             self.transport, identity, self.client_id, sorted(self.scopes) if self.scopes is not None else None
         )
 
+    @functools.cached_property
+    def person(self) -> str:
+        """Whom the per-caller budgets count this caller as: a hash of the person who logged in (its subject), or
+        of its login or credentials when they name none, and never of its client or scopes, so that narrower
+        tokens, refreshes and other registered clients of one person share one set of budgets."""
+        if self.subject is not None:
+            identity: Sequence[object] = ["subject", self.subject]
+        elif self.login is not None:
+            identity = ["login", self.login]
+        else:
+            identity = sorted(self.credentials.items())
+        return _digest(self.transport, identity)
+
 
 def _digest(*parts: object) -> str:
-    # A list of [name, value] pairs (credentials) never reads as ["login", ...].
+    # A list of [name, value] pairs (credentials) never reads as ["login", ...] or ["subject", ...].
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
 
 

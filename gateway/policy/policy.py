@@ -161,8 +161,13 @@ class CallerPolicy:
 
     @property
     def owner(self) -> str:
-        """Whose state the caller leaves on the server (its identity and grant)."""
+        """Whose state the caller leaves on the server (its login and grant: `Caller.owner`)."""
         return self.caller.owner
+
+    @property
+    def person(self) -> str:
+        """Whom the per-caller budgets count the caller as (the person who logged in: `Caller.person`)."""
+        return self.caller.person
 
     @property
     def identified(self) -> bool:
@@ -307,14 +312,14 @@ class CallerPolicy:
 
     def start_task(self) -> Lease:
         """A place for one more task running; LimitError past the caller's or the server's limit."""
-        return self.policy.tasks.take(self.owner)
+        return self.policy.tasks.take(self.person)
 
-    def tasks_kept_refusal(self, kept: int) -> LimitError:
-        """The refusal of one more task to a caller who keeps `kept` tasks, its limit of tasks kept on the server
-        (`Limits.tasks_stored_per_caller`; the task store counts them, atomically across instances)."""
+    def tasks_kept_refusal(self) -> LimitError:
+        """The refusal of one more task to a caller who keeps its limit of tasks kept on the server
+        (`Limits.tasks_stored_per_caller`; the task store counts them per person, atomically across instances)."""
         limit = self.policy.limits.tasks_stored_per_caller
         return LimitError(
-            f"{self._who('keep')} {kept} tasks on this server, the most one caller may keep "
+            f"{self._who('keep')} {limit} tasks on this server, the most one caller may keep "
             f"({option_name('tasks_stored_per_caller')} is {limit}); {self._own_limit()}wait for older tasks to "
             "expire (their ttl), ask for a shorter ttl, or make the call without a task",
             limit="tasks_stored_per_caller",
@@ -355,12 +360,13 @@ class CallerPolicy:
             value=limit,
         )
 
-    def approvals_pending_refusal(self, kept: int) -> LimitError:
-        """The refusal of one more call waiting for approval to a caller who has `kept` waiting, its limit
-        (`Limits.approvals_pending_per_caller`; the approval store counts them, atomically across instances)."""
+    def approvals_pending_refusal(self) -> LimitError:
+        """The refusal of one more call waiting for approval to a caller who has its limit waiting
+        (`Limits.approvals_pending_per_caller`; the approval store counts them per person, atomically across
+        instances)."""
         limit = self.policy.limits.approvals_pending_per_caller
         return LimitError(
-            f"{self._who('have')} {kept} calls waiting for a person's approval, the most one caller may have "
+            f"{self._who('have')} {limit} calls waiting for a person's approval, the most one caller may have "
             f"({option_name('approvals_pending_per_caller')} is {limit}); {self._own_limit()}have the person "
             "approve or cancel some, or wait for them to expire, then call again",
             limit="approvals_pending_per_caller",
@@ -395,11 +401,11 @@ class CallerPolicy:
 
     def open_subscription(self) -> Lease:
         """A place for one more subscriptions/listen stream; LimitError past the caller's or the server's limit."""
-        return self.policy.subscriptions.take(self.owner)
+        return self.policy.subscriptions.take(self.person)
 
     def run_script(self) -> Lease:
         """A place for one more script running; LimitError past the caller's limit."""
-        return self.policy.script_runs.take(self.owner)
+        return self.policy.script_runs.take(self.person)
 
 
 serving: ContextVar[CallerPolicy | None] = ContextVar("gateway.serving", default=None)

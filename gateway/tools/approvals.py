@@ -1,15 +1,16 @@
 """`Approvals`: one-time handles for calls that wait for a person's approval (`Effects.approval`).
 
-A handle belongs to its caller (the caller policy's `owner`: identity and grant, so a narrower token of the same
+A handle belongs to its caller (the caller policy's `owner`: login and grant, so a narrower token of the same
 person, another person or an anonymous caller holds none of it), names one function, and, when the agent relays
 the person's answer itself (`confirmation`), the canonical hash of the call's arguments. It is unguessable
 (`secrets.token_urlsafe`), expires after `ttl` seconds and is spent by its first use. Handles live in a
 `TaskStore`, the task store's machinery (SQLite in this process or in a file, Redis when several instances
 serve), under an owner of their own (`approval:<owner>`) and in a pool of their own (`approvals`): its atomic
-create-within-a-limit keeps a caller within `Limits.approvals_pending_per_caller`, the callers from one client
-address within `Limits.approvals_pending_per_address` and all callers within `Limits.approvals_pending`, and its
-atomic take lets exactly one of two racing uses through, on any instance. A store that cannot answer is the
-server's trouble (`UnavailableError`, answered as the task store's outage is: JSON-RPC -32000 with `retryAfter`).
+create-within-a-limit keeps a caller's person (the caller policy's `person`, whatever tokens it uses) within
+`Limits.approvals_pending_per_caller`, the callers from one client address within
+`Limits.approvals_pending_per_address` and all callers within `Limits.approvals_pending`, and its atomic take lets
+exactly one of two racing uses through, on any instance. A store that cannot answer is the server's trouble
+(`UnavailableError`, answered as the task store's outage is: JSON-RPC -32000 with `retryAfter`).
 """
 
 from __future__ import annotations
@@ -110,11 +111,11 @@ class Approvals:
                 pool="approvals",
                 address=caller.address,
                 address_limit=limits.approvals_pending_per_address,
+                person=caller.person,
             )
         )
-        if full == "owner":
-            kept = len(await self._guarded(lambda: self.store.ids(owner)))
-            raise ToolError(str(caller.approvals_pending_refusal(kept)))
+        if full == "person":
+            raise ToolError(str(caller.approvals_pending_refusal()))
         if full == "address":
             raise ToolError(str(caller.approvals_pending_from_address_refusal()))
         if full == "pool":

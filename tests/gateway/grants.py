@@ -34,6 +34,11 @@ def oauth_server(scopes: tuple[str, ...] = SCOPES) -> OAuthServer:
 
 async def oauth_token(server: OAuthServer, scopes: list[str], key: str = ADMIN_KEY) -> str:
     """An access token for the user of `key`, granted `scopes`, issued as the authorization endpoint would."""
+    return str((await oauth_tokens(server, scopes, key))["access_token"])
+
+
+async def oauth_tokens(server: OAuthServer, scopes: list[str], key: str = ADMIN_KEY) -> dict[str, Any]:
+    """The token response of a new login of the user of `key`, granted `scopes` (its access and refresh tokens)."""
     client = await server.clients.find("cli", address="127.0.0.1")
     assert client is not None
     verifier = "v" * 64
@@ -46,7 +51,15 @@ async def oauth_token(server: OAuthServer, scopes: list[str], key: str = ADMIN_K
         resource=f"{BASE}/mcp",
         principal=Principal(subject=key, name=key, credentials={"authorization": f"Bearer {key}"}),
     )
-    tokens = await server.grants.exchange_code(
+    return await server.grants.exchange_code(
         code=code, client=client, redirect_uri=REDIRECT, code_verifier=verifier, resource=None
     )
-    return str(tokens["access_token"])
+
+
+async def refreshed(server: OAuthServer, refresh_token: str, scopes: list[str]) -> dict[str, Any]:
+    """The token response of a refresh of the same login asking for `scopes` (a narrower token, when fewer)."""
+    client = await server.clients.find("cli", address="127.0.0.1")
+    assert client is not None
+    return await server.grants.refresh(
+        refresh_token=refresh_token, client=client, scope=" ".join(scopes), resource=None
+    )

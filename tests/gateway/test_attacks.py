@@ -28,7 +28,7 @@ from gateway.policy import Access
 from gateway.tools.scripts import ScriptConfig
 from oauth import OAuthServer
 from sandbox import ScriptLimits
-from tests.gateway.grants import oauth_server, oauth_token
+from tests.gateway.grants import oauth_server, oauth_token, oauth_tokens, refreshed
 
 pytestmark = pytest.mark.anyio
 
@@ -200,10 +200,15 @@ async def test_the_reference_page_shows_a_token_its_own_grant_and_an_anonymous_b
 # Hole 4: tasks belonged to the REST credential, so a narrower token of the same user read a broader one's.
 
 
-async def test_a_narrower_token_of_the_same_person_sees_none_of_a_broader_tokens_tasks() -> None:
+@pytest.mark.parametrize("narrowed_by", ["another login", "a refresh of the same login"])
+async def test_a_narrower_token_of_the_same_person_sees_none_of_a_broader_tokens_tasks(narrowed_by: str) -> None:
     app, gateway, server = await scoped_gateway(tasks=TaskConfig())
-    wide = await oauth_token(server, ["orders:read", "customers:read"])
-    narrow = await oauth_token(server, ["orders:read"])
+    login = await oauth_tokens(server, ["orders:read", "customers:read"])
+    wide = str(login["access_token"])
+    if narrowed_by == "another login":
+        narrow = await oauth_token(server, ["orders:read"])
+    else:
+        narrow = str((await refreshed(server, str(login["refresh_token"]), ["orders:read"]))["access_token"])
     async with gateway.lifespan(), connect(app, wide) as owner, connect(app, narrow) as other:
         started = await post(app, task_call("customers.list_customers", {}), wide)
         task_id = started.json()["result"]["task"]["taskId"]
@@ -228,6 +233,47 @@ async def test_a_narrower_token_of_the_same_person_sees_none_of_a_broader_tokens
     assert listed.tasks == []
     assert all(error.code == types.INVALID_PARAMS and "Unknown task" in error.message for error in refusals)
     assert not result.is_error and [task.task_id for task in mine.tasks] == [task_id]
+
+
+async def test_a_narrower_token_of_the_same_login_cannot_read_a_task_even_of_a_function_it_sees() -> None:
+    app, gateway, server = await scoped_gateway(tasks=TaskConfig())
+    login = await oauth_tokens(server, ["orders:read", "customers:read"])
+    narrow = str((await refreshed(server, str(login["refresh_token"]), ["orders:read"]))["access_token"])
+    async with gateway.lifespan(), connect(app, narrow) as other:
+        started = await post(app, task_call("orders.list_orders", {}), str(login["access_token"]))
+        task_id = started.json()["result"]["task"]["taskId"]
+        listed = await other.session.send_request(types.ListTasksRequest(), types.ListTasksResult)
+        with pytest.raises(MCPError) as refused:
+            await other.session.send_request(
+                types.GetTaskPayloadRequest(params=types.GetTaskPayloadRequestParams(task_id=task_id)),
+                types.CallToolResult,
+            )
+    await server.aclose()
+    # What a task's result holds is the wider grant's to see: a run_script task may have read anything it reached.
+    assert listed.tasks == []
+    assert refused.value.error.code == types.INVALID_PARAMS and "Unknown task" in refused.value.error.message
+
+
+async def test_refreshing_with_narrower_scopes_or_logging_in_again_gives_the_person_no_new_budget() -> None:
+    app, gateway, server = await scoped_gateway(tasks=TaskConfig(), limits=Limits(tasks_stored_per_caller=2))
+    login = await oauth_tokens(server, ["orders:read", "customers:read"])
+    refresh = str(login["refresh_token"])
+    tokens = [str(login["access_token"])]
+    for scopes in (["orders:read"], ["customers:read"]):
+        answer = await refreshed(server, refresh, scopes)
+        tokens.append(str(answer["access_token"]))
+        refresh = str(answer["refresh_token"])
+    tokens.append(await oauth_token(server, ["orders:read"]))  # another login of the same person
+    async with gateway.lifespan():
+        answers = [(await post(app, task_call("orders.list_orders", {}), token)).json() for token in tokens]
+        someone_else = (
+            await post(app, task_call("orders.list_orders", {}), await oauth_token(server, ["orders:read"], MEMBER_KEY))
+        ).json()
+    await server.aclose()
+    assert ["result" in answer for answer in answers] == [True, True, False, False]
+    assert {answer["error"]["data"]["limit"] for answer in answers[2:]} == {"tasks_stored_per_caller"}
+    assert "you keep 2 tasks on this server" in answers[2]["error"]["message"]
+    assert "result" in someone_else  # another person's budget is their own
 
 
 # Hole 5: one caller on one connection started 120 task-augmented calls at once.

@@ -150,6 +150,21 @@ def test_the_owner_of_a_login_outlives_the_renewal_of_its_credentials_but_not_a_
     assert owner not in others and len(others) == 3
 
 
+def test_the_budgets_count_the_person_whatever_the_tokens_scopes_client_or_login() -> None:
+    person = login_caller().person
+    same = {
+        login_caller(scopes=("a",)).person,
+        login_caller(client_id="d", login="login-2", headers="Bearer provider-2").person,
+    }
+    assert same == {person}
+    assert login_caller(subject="https://idp.example#bob").person != person
+    # Without a subject, the credentials are the person: a token's scopes and client make no other one.
+    passthrough = caller(scopes=["a", "b"], client="c").person
+    assert caller(scopes=["a"], client="d").person == caller(scopes=None).person == passthrough
+    assert caller(headers={"authorization": "Bearer other"}).person != passthrough
+    assert Caller.of(RequestInfo(transport="stdio")).person != Caller.anonymous(request()).person
+
+
 # The access rules
 
 
@@ -715,7 +730,7 @@ def test_which_functions_wait_for_approval_is_the_policys_answer_for_every_calle
 
 
 def test_too_many_calls_waiting_for_approval_are_refused_naming_the_limit() -> None:
-    refusal = Policy(shop(), limits=Limits(approvals_pending_per_caller=3)).of(request()).approvals_pending_refusal(3)
+    refusal = Policy(shop(), limits=Limits(approvals_pending_per_caller=3)).of(request()).approvals_pending_refusal()
     assert (refusal.limit, refusal.value) == ("approvals_pending_per_caller", 3)
     assert "you have 3 calls waiting for a person's approval" in str(refusal)
     assert "Limits.approvals_pending_per_caller (--approvals-pending-per-caller) is 3" in str(refusal)
@@ -880,8 +895,8 @@ def test_the_policy_budgets_come_from_its_limits() -> None:
     assert (policy.subscriptions.per_caller, policy.subscriptions.overall) == (2, 9)
     assert (policy.script_runs.per_caller, policy.script_runs.overall) == (3, None)
     with one.open_subscription(), one.run_script():
-        assert (policy.subscriptions.held(one.owner), policy.script_runs.held(one.owner)) == (1, 1)
-    refusal = one.tasks_kept_refusal(200)
+        assert (policy.subscriptions.held(one.person), policy.script_runs.held(one.person)) == (1, 1)
+    refusal = one.tasks_kept_refusal()
     assert str(refusal) == (
         "you keep 200 tasks on this server, the most one caller may keep "
         "(Limits.tasks_stored_per_caller (--tasks-stored-per-caller) is 200); wait for older tasks to expire (their "
@@ -953,4 +968,4 @@ def test_each_budget_of_the_policy_refuses_naming_its_limit_and_what_to_do(most:
             most,
         ),
     ]
-    assert policy.of(request({"authorization": "Bearer third"})).run_script().owner  # scripts have no overall bound
+    assert policy.of(request({"authorization": "Bearer third"})).run_script().person  # scripts have no overall bound

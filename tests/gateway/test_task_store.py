@@ -81,15 +81,42 @@ class TaskStoreContract(StorePair):
             async with anyio.create_task_group() as tg:
                 for index in range(12):
                     tg.start_soon(create, (one, two)[index % 2], index)
-            assert full.count(None) == 3 and full.count("owner") == 9
+            assert full.count(None) == 3 and full.count("person") == 9
             assert len(await one.ids("alice")) == 3
             assert await one.create("bob", "b", {}, expires_at=clock.now + HOUR, limit=3) is None
+
+    async def test_a_person_keeps_at_most_its_limit_in_a_pool_whatever_owners_it_creates_under(self) -> None:
+        clock = self.clock()
+        async with self.stores(clock) as (one, two):
+
+            async def create(
+                store: TaskStore, owner: str, task_id: str, *, lifetime: float = HOUR, **counted: str
+            ) -> Full | None:
+                expires_at, person = clock.now + lifetime, counted.get("person", "alice")
+                pool = counted.get("pool", "tasks")
+                return await store.create(owner, task_id, {}, expires_at=expires_at, limit=2, pool=pool, person=person)
+
+            assert await create(one, "alice-wide", "t1") is None
+            assert await create(two, "alice-narrow", "t2", lifetime=self.lifetime) is None
+            assert await create(one, "alice-other-client", "t3") == "person"
+            assert await one.ids("alice-wide") == ["t1"] and await two.ids("alice-narrow") == ["t2"]
+            # Another pool, and another person, count apart.
+            assert await create(two, "approval:alice-wide", "a1", pool="approvals") is None
+            assert await create(two, "bob", "b1", person="bob") is None
+            # A place comes back when a task is taken, or expires (a put keeps it counted).
+            await one.put("alice-wide", "t1", {"status": "completed"}, expires_at=clock.now + HOUR)
+            assert await create(one, "alice-other-client", "t3") == "person"
+            assert await two.take("alice-wide", "t1") == {"status": "completed"}
+            assert await create(one, "alice-other-client", "t3") is None
+            assert await create(one, "alice-other-client", "t4") == "person"
+            await self.let_pass(clock, self.lifetime * 1.5)
+            assert await create(one, "alice-other-client", "t4") is None
 
     async def test_a_place_comes_back_when_a_task_expires(self) -> None:
         clock = self.clock()
         async with self.stores(clock) as (one, two):
             assert await one.create("alice", "old", {}, expires_at=clock.now + self.lifetime, limit=1) is None
-            assert await two.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1) == "owner"
+            assert await two.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1) == "person"
             await self.let_pass(clock, self.lifetime * 1.25)
             assert await two.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1) is None
             assert await one.ids("alice") == ["new"]
@@ -243,9 +270,9 @@ class TaskStoreContract(StorePair):
             # A task from an address whose share is not counted then is counted in the address's share later.
             assert await from_("198.51.100.1", "erin", share=None) is None
             assert await from_("198.51.100.1", "frank", share=1) == "address"
-            # An owner's limit is met before its address's share, and an address's share before the pool's total:
-            # the pool keeps 7 tasks now.
-            assert await from_("198.51.100.1", "erin", share=1, total=7) == "owner"
+            # A person's limit (the owner's, when no person is named) is met before its address's share, and an
+            # address's share before the pool's total: the pool keeps 7 tasks now.
+            assert await from_("198.51.100.1", "erin", share=1, total=7) == "person"
             assert await from_("198.51.100.1", "frank", share=1, total=7) == "address"
             assert await from_("192.0.2.9", "gina", share=1, total=7) == "pool"
 
@@ -321,6 +348,29 @@ class TestSqliteTaskStore(SqlitePair, TaskStoreContract):
         with contextlib.closing(sqlite3.connect(self.path)) as db:
             indexes = {row[1] for row in db.execute("PRAGMA index_list(gateway_tasks)")}
         assert "gateway_tasks_address" in indexes
+
+    async def test_a_file_made_before_persons_counts_its_tasks_against_their_owners(self) -> None:
+        clock = FakeClock()
+        self.path.parent.mkdir(mode=0o700)
+        with contextlib.closing(sqlite3.connect(self.path)) as db:
+            db.executescript(
+                "CREATE TABLE gateway_tasks (owner TEXT NOT NULL, task_id TEXT NOT NULL, record TEXT NOT NULL, "
+                "created REAL NOT NULL, expires_at REAL NOT NULL, claimed INTEGER NOT NULL DEFAULT 0, "
+                "pool TEXT NOT NULL DEFAULT 'tasks', address TEXT, PRIMARY KEY (owner, task_id)) WITHOUT ROWID;"
+            )
+            db.execute(
+                "INSERT INTO gateway_tasks VALUES ('alice', 'old', '{}', ?, ?, 0, 'tasks', NULL)",
+                (clock.now, clock.now + HOUR),
+            )
+            db.commit()
+        async with self.stores(clock) as (one, two):
+            assert await two.get("alice", "old") == {}
+            assert await one.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1) == "person"
+            assert await one.create("bob", "new", {}, expires_at=clock.now + HOUR, limit=1, person="alice") == "person"
+            assert await one.create("bob", "new", {}, expires_at=clock.now + HOUR, limit=1) is None
+        with contextlib.closing(sqlite3.connect(self.path)) as db:
+            indexes = {row[1] for row in db.execute("PRAGMA index_list(gateway_tasks)")}
+        assert "gateway_tasks_person" in indexes
 
     async def test_the_file_is_the_owners_alone_in_a_folder_it_made(self) -> None:
         async with self.stores(FakeClock()) as (one, _):

@@ -245,9 +245,10 @@ class Tasks:
                 pool="tasks",
                 address=caller.address,
                 address_limit=limits.tasks_stored_per_address,
+                person=caller.person,
             )
-            if full == "owner":
-                raise _refused(caller.tasks_kept_refusal(len(await self.store.ids(owner))))
+            if full == "person":
+                raise _refused(caller.tasks_kept_refusal())
             if full == "address":
                 raise _refused(caller.tasks_kept_from_address_refusal())
             if full == "pool":

@@ -1,15 +1,16 @@
 """`TaskStore`: where task-augmented calls keep their state, so any instance can answer for any task.
 
-Each task belongs to an owner (the caller policy's `owner`: identity and grant) and a pool (`tasks`, or
-`approvals` for approval handles), comes from a client address (the caller policy's `address`, None for callers
-without one), and expires with its ttl. The store keeps a per-owner, a per-pool and a per-address index, so
-counting and listing an owner's live tasks is one query, and creating a task within an owner's limit, its
-address's share of the pool and the pool's total is atomic across instances (a client that switches identities
-still meets its address's share and the total). `claim` makes the move to a terminal status atomic: of a cancel
-and the call's own end (on this or another instance), exactly one wins; `take` removes a record atomically, so of
-two takes exactly one gets it (approval handles are spent so). Implementations: `SqliteTaskStore` (in memory, the
-default for one process, or one file several processes on a host share) and `RedisTaskStore`
-(several instances behind a load balancer). `open_task_store(url)` picks one.
+Each task belongs to an owner (the caller policy's `owner`: login and grant) and a pool (`tasks`, or `approvals`
+for approval handles), is counted against a person (the caller policy's `person`, whose per-caller limit it
+takes; the owner when none is named), comes from a client address (the caller policy's `address`, None for
+callers without one), and expires with its ttl. The store keeps a per-owner, a per-person, a per-pool and a
+per-address index, so listing an owner's live tasks and counting a person's is one query, and creating a task
+within its person's limit, its address's share of the pool and the pool's total is atomic across instances (a
+client that switches identities still meets its address's share and the total). `claim` makes the move to a
+terminal status atomic: of a cancel and the call's own end (on this or another instance), exactly one wins; `take`
+removes a record atomically, so of two takes exactly one gets it (approval handles are spent so).
+Implementations: `SqliteTaskStore` (in memory, the default for one process, or one file several processes on a
+host share) and `RedisTaskStore` (several instances behind a load balancer). `open_task_store(url)` picks one.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ __all__ = [
 Clock = Callable[[], float]
 """Seconds since the epoch; injected so that tests can move time."""
 
-Full = Literal["owner", "address", "pool"]
-"""Which count refused a new task: the owner's limit, its address's share of the pool, or the pool's total."""
+Full = Literal["person", "address", "pool"]
+"""Which count refused a new task: its person's limit, its address's share of the pool, or the pool's total."""
 
 _T = TypeVar("_T")
 
@@ -80,12 +81,13 @@ class TaskStore(Protocol):
         pool: str = "tasks",
         address: str | None = None,
         address_limit: int | None = None,
+        person: str | None = None,
     ) -> Full | None:
-        """Store a new task in `pool` from client `address` unless `owner` keeps `limit` live tasks already, the
-        pool keeps `address_limit` live tasks from `address` (either None: not counted) or `total` live tasks of
-        all owners (None: no total); None when it was stored, else which count was full. Atomic: concurrent
-        creations never leave an owner more than `limit`, an address more than `address_limit` in the pool, nor
-        the pool more than `total`."""
+        """Store a new task of `owner` in `pool` from client `address` unless `person` (None: the owner) keeps
+        `limit` live tasks in the pool already, under whatever owners, the pool keeps `address_limit` live tasks
+        from `address` (either None: not counted) or `total` live tasks of all owners (None: no total); None when
+        it was stored, else which count was full. Atomic: concurrent creations never leave a person more than
+        `limit` in the pool, an address more than `address_limit`, nor the pool more than `total`."""
 
     async def get(self, owner: str, task_id: str) -> dict[str, Any] | None:
         """The task, or None when there is none, it has expired, or it is another owner's."""
@@ -132,6 +134,7 @@ CREATE TABLE IF NOT EXISTS gateway_tasks (
     claimed INTEGER NOT NULL DEFAULT 0,
     pool TEXT NOT NULL DEFAULT 'tasks',
     address TEXT,
+    person TEXT,
     PRIMARY KEY (owner, task_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS gateway_tasks_owner ON gateway_tasks (owner, expires_at);
@@ -142,18 +145,23 @@ _PURGE_EVERY = 60.0
 
 def _upgrade(db: sqlite3.Connection) -> None:
     """Give a file made before pools its `pool` column (its rows are tasks), one made before addresses its
-    `address` column (its rows come from no address), and the pool and address indexes."""
+    `address` column (its rows come from no address), one made before persons its `person` column (its rows count
+    against their owners), and the pool, address and person indexes."""
     with transaction(db):
         columns = {row[1] for row in db.execute("PRAGMA table_info(gateway_tasks)")}
         if "pool" not in columns:
             db.execute("ALTER TABLE gateway_tasks ADD COLUMN pool TEXT NOT NULL DEFAULT 'tasks'")
         if "address" not in columns:
             db.execute("ALTER TABLE gateway_tasks ADD COLUMN address TEXT")
+        if "person" not in columns:
+            db.execute("ALTER TABLE gateway_tasks ADD COLUMN person TEXT")
+            db.execute("UPDATE gateway_tasks SET person = owner")
         db.execute("CREATE INDEX IF NOT EXISTS gateway_tasks_pool ON gateway_tasks (pool, expires_at)")
         db.execute(
             "CREATE INDEX IF NOT EXISTS gateway_tasks_address ON gateway_tasks (pool, address, expires_at) "
             "WHERE address IS NOT NULL"
         )
+        db.execute("CREATE INDEX IF NOT EXISTS gateway_tasks_person ON gateway_tasks (pool, person, expires_at)")
 
 
 class SqliteTaskStore:
@@ -205,18 +213,20 @@ class SqliteTaskStore:
         pool: str = "tasks",
         address: str | None = None,
         address_limit: int | None = None,
+        person: str | None = None,
     ) -> Full | None:
         """See `TaskStore.create`: the counts and the insert share one write transaction."""
-        now, text = self._clock(), json.dumps(record)
+        now, text, counted = self._clock(), json.dumps(record), owner if person is None else person
 
         def work(db: sqlite3.Connection) -> Full | None:
             self._purge(db, now)
             with transaction(db):
                 (kept,) = db.execute(
-                    "SELECT count(*) FROM gateway_tasks WHERE owner = ? AND expires_at > ?", (owner, now)
+                    "SELECT count(*) FROM gateway_tasks WHERE pool = ? AND person = ? AND expires_at > ?",
+                    (pool, counted, now),
                 ).fetchone()
                 if kept >= limit:
-                    return "owner"
+                    return "person"
                 if address is not None and address_limit is not None:
                     (shared,) = db.execute(
                         "SELECT count(*) FROM gateway_tasks WHERE pool = ? AND address = ? AND expires_at > ?",
@@ -232,8 +242,8 @@ class SqliteTaskStore:
                         return "pool"
                 db.execute(
                     "INSERT OR REPLACE INTO gateway_tasks (owner, task_id, record, created, expires_at, claimed, "
-                    "pool, address) VALUES (?, ?, ?, ?, ?, 0, ?, ?)",
-                    (owner, task_id, text, now, expires_at, pool, address),
+                    "pool, address, person) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)",
+                    (owner, task_id, text, now, expires_at, pool, address, counted),
                 )
                 return None
 
@@ -311,22 +321,24 @@ class SqliteTaskStore:
         await anyio.to_thread.run_sync(close)
 
 
-# Redis: the task under `{prefix}task:{owner}:{id}` (JSON: its creation, its pool, its address when it has one,
-# its record; with the task's expiry), its claim beside it, the owner's index a sorted set of ids, the pool's
-# index `{prefix}pool:{pool}` and the address's `{prefix}address:{pool}:{address}` sorted sets of `{owner}:{id}`,
-# all scored by expiry and trimmed of the expired on every creation that counts them. A task's pool and address
-# are read from its JSON by `take` and `put`, which name their indexes from `prefix` (ARGV).
+# Redis: the task under `{prefix}task:{owner}:{id}` (JSON: its creation, its pool, its person, its address when
+# it has one, its record; with the task's expiry), its claim beside it, the owner's index a sorted set of ids, the
+# pool's index `{prefix}pool:{pool}`, the person's `{prefix}person:{pool}:{person}` and the address's
+# `{prefix}address:{pool}:{address}` sorted sets of `{owner}:{id}`, all scored by expiry and trimmed of the
+# expired on every creation that counts them. A task's pool, person and address are read from its JSON by `take`
+# and `put`, which name their indexes from `prefix` (ARGV); a task stored before persons were counted has none.
 _CREATE = """
-local index, key, pooled, shared = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local index, key, pooled, counted, shared = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local now, expires_ms, limit, total = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[6])
 local share = tonumber(ARGV[8])
 redis.call('ZREMRANGEBYSCORE', index, '-inf', now)
-if redis.call('ZCARD', index) >= limit then return 'owner' end
-local sets = {index, pooled}
+redis.call('ZREMRANGEBYSCORE', counted, '-inf', now)
+if redis.call('ZCARD', counted) >= limit then return 'person' end
+local sets = {index, pooled, counted}
 if shared then
   redis.call('ZREMRANGEBYSCORE', shared, '-inf', now)
   if share >= 0 and redis.call('ZCARD', shared) >= share then return 'address' end
-  sets[3] = shared
+  sets[4] = shared
 end
 redis.call('ZREMRANGEBYSCORE', pooled, '-inf', now)
 if total >= 0 and redis.call('ZCARD', pooled) >= total then return 'pool' end
@@ -346,8 +358,9 @@ if not text then return false end
 redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('ZREM', KEYS[1], ARGV[1])
 local decoded = cjson.decode(text)
-local pool, address = decoded['pool'], decoded['address']
+local pool, person, address = decoded['pool'], decoded['person'], decoded['address']
 if pool then redis.call('ZREM', ARGV[2] .. 'pool:' .. pool, ARGV[3]) end
+if pool and person then redis.call('ZREM', ARGV[2] .. 'person:' .. pool .. ':' .. person, ARGV[3]) end
 if pool and address then redis.call('ZREM', ARGV[2] .. 'address:' .. pool .. ':' .. address, ARGV[3]) end
 return text
 """
@@ -355,17 +368,21 @@ return text
 _PUT = """
 local index, key, claim = KEYS[1], KEYS[2], KEYS[3]
 local now, expires_ms = tonumber(ARGV[1]), tonumber(ARGV[2])
-local created, pool, address = now, nil, nil
+local created, pool, person, address = now, nil, nil, nil
 local old = redis.call('GET', key)
 if old then
   local decoded = cjson.decode(old)
-  created, pool, address = decoded['created'], decoded['pool'], decoded['address']
+  created, pool, person, address = decoded['created'], decoded['pool'], decoded['person'], decoded['address']
 end
 local sets = {index}
 local text = '{"created":' .. string.format('%d', created)
 if pool then
   text = text .. ',"pool":' .. cjson.encode(pool)
   sets[#sets + 1] = ARGV[5] .. 'pool:' .. pool
+  if person then
+    text = text .. ',"person":' .. cjson.encode(person)
+    sets[#sets + 1] = ARGV[5] .. 'person:' .. pool .. ':' .. person
+  end
   if address then
     text = text .. ',"address":' .. cjson.encode(address)
     sets[#sets + 1] = ARGV[5] .. 'address:' .. pool .. ':' .. address
@@ -411,6 +428,9 @@ class RedisTaskStore:
     def _address(self, pool: str, address: str) -> str:
         return f"{self.prefix}address:{pool}:{address}"
 
+    def _person(self, pool: str, person: str) -> str:
+        return f"{self.prefix}person:{pool}:{person}"
+
     async def _call(self, what: str, work: Any) -> Any:
         from redis.exceptions import RedisError
 
@@ -434,22 +454,25 @@ class RedisTaskStore:
         pool: str = "tasks",
         address: str | None = None,
         address_limit: int | None = None,
+        person: str | None = None,
     ) -> Full | None:
         """See `TaskStore.create`: one script, atomic on the server."""
         now_ms = math.floor(self._clock() * 1000)
         expires_ms = max(math.ceil(expires_at * 1000), now_ms + 1)
-        stored: dict[str, Any] = {"created": now_ms, "pool": pool}
+        counted = owner if person is None else person
+        stored: dict[str, Any] = {"created": now_ms, "pool": pool, "person": counted}
         if address is not None:
             stored["address"] = address
         text = json.dumps({**stored, "record": record})
         full = await self._call(
             "create a task",
             self._create(
-                # The address's index is the fourth key when the task comes from an address.
+                # The address's index is the fifth key when the task comes from an address.
                 keys=[
                     self._index(owner),
                     self._key(owner, task_id),
                     self._pool(pool),
+                    self._person(pool, counted),
                     *([] if address is None else [self._address(pool, address)]),
                 ],
                 args=[
@@ -553,6 +576,7 @@ class WatchedTaskStore:
         pool: str = "tasks",
         address: str | None = None,
         address_limit: int | None = None,
+        person: str | None = None,
     ) -> Full | None:
         """See `TaskStore.create`."""
         return await self._watched(
@@ -566,6 +590,7 @@ class WatchedTaskStore:
                 pool=pool,
                 address=address,
                 address_limit=address_limit,
+                person=person,
             )
         )
 
@@ -595,7 +620,7 @@ class WatchedTaskStore:
 
 
 #: What the create script answers when a count is full ('' when it stored the task).
-_FULL: Final[Mapping[str, Full]] = {"owner": "owner", "address": "address", "pool": "pool"}
+_FULL: Final[Mapping[str, Full]] = {"person": "person", "address": "address", "pool": "pool"}
 
 
 def _refusal(detail: str) -> TaskStoreError:
