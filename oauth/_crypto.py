@@ -1,4 +1,5 @@
-"""Secrets at rest: random tokens, their hashes, sealed REST credentials, and form signatures."""
+"""Secrets at rest: random tokens, their hashes, refresh tokens that name their grant, sealed REST credentials,
+and form signatures."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from oauth.errors import StoreError
 
-__all__ = ["Sealer", "derive_key", "new_token", "token_hash"]
+__all__ = ["RefreshTokens", "Sealer", "derive_key", "new_token", "token_hash"]
 
 
 def new_token() -> str:
@@ -68,3 +69,35 @@ class Sealer:
     def verify(self, signature: str, *parts: str) -> bool:
         """Whether `signature` is `sign(*parts)`, compared in constant time."""
         return hmac.compare_digest(signature.encode(), self.sign(*parts).encode())
+
+
+class RefreshTokens:
+    """Refresh tokens that name the grant they renew, signed so that only this server's tokens do.
+
+    A token is `<grant id>.<nonce>.<tag>`: 256 random bits, and an HMAC-SHA256 of the grant id and the nonce under
+    a key derived for this purpose. The store keeps only the newest refresh token of a grant (under its hash, as
+    every token); a rotated one still names its grant by its signature, so presenting it again revokes the grant
+    with no record kept per token (OAuth 2.1 §4.3.1). Tokens issued before this scheme are plain random tokens
+    (no '.'), which `grant_id` does not read.
+    """
+
+    def __init__(self, secret_key: bytes) -> None:
+        self._key = derive_key(secret_key, b"refresh tokens")
+
+    def new(self, grant_id: str) -> str:
+        """A fresh refresh token of the grant `grant_id` (a `new_token`, so it holds no '.')."""
+        nonce = new_token()
+        return f"{grant_id}.{nonce}.{self._tag(grant_id, nonce)}"
+
+    def grant_id(self, token: str) -> str | None:
+        """The grant a refresh token from `new` names; None for any other text, or a signature that is not ours
+        (made with another secret key, or tampered with)."""
+        parts = token.split(".")
+        if len(parts) != 3 or not all(parts):
+            return None
+        grant_id, nonce, tag = parts
+        return grant_id if hmac.compare_digest(tag.encode(), self._tag(grant_id, nonce).encode()) else None
+
+    def _tag(self, grant_id: str, nonce: str) -> str:
+        digest = hmac.digest(self._key, f"{grant_id}.{nonce}".encode(), "sha256")
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")

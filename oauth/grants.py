@@ -16,10 +16,16 @@ from typing import Any, Protocol
 import anyio
 
 from oauth import _authlib
-from oauth._crypto import Sealer, new_token, token_hash
+from oauth._crypto import RefreshTokens, Sealer, new_token, token_hash
 from oauth.clients import Client
 from oauth.config import OAuthConfig
-from oauth.errors import ProtocolError, ProviderRefusedError, ProviderUnavailableError, StoreError
+from oauth.errors import (
+    ProtocolError,
+    ProviderRefusedError,
+    ProviderUnavailableError,
+    StoreError,
+    StoreUnavailableError,
+)
 from oauth.store import Clock, TokenStore
 
 __all__ = ["AccessGrant", "Grants", "Principal", "Renewal", "Renewer", "TokenResponse"]
@@ -111,6 +117,7 @@ class Grants:
         self.sealer = sealer
         self.renewer = renewer
         self._clock = clock or time.time
+        self._refresh_tokens = RefreshTokens(config.secret_key)
 
     async def issue_code(
         self,
@@ -192,16 +199,21 @@ class Grants:
         """New tokens for a refresh token, which is used up (OAuth 2.1 §4.3.1: rotation).
 
         A refresh token presented twice revokes every token of its grant: one of the two presenters is not
-        the client it was issued to (OAuth 2.1 §4.3.1, refresh token protection).
+        the client it was issued to (OAuth 2.1 §4.3.1, refresh token protection). The store keeps the grant's
+        newest refresh token only: an earlier one names its grant by its signature (`RefreshTokens`), so it is
+        recognised without a record. A token issued before that scheme (a record of its own) refreshes once, its
+        record kept used until it expires, and the grant goes on with tokens of the new scheme.
         """
         key = token_hash(refresh_token)
+        named = self._refresh_tokens.grant_id(refresh_token)
         record = await self.store.get("refresh", key)
-        grant = await self.store.get("grant", record["grant_id"]) if record is not None else None
-        if record is not None and grant is None:
-            ended = await self.store.get("ended", record["grant_id"])
+        grant_id = named if named is not None else record["grant_id"] if record is not None else None
+        grant = await self.store.get("grant", grant_id) if grant_id is not None else None
+        if grant_id is not None and grant is None:
+            ended = await self.store.get("ended", grant_id)
             if ended is not None:
                 raise ProtocolError("invalid_grant", f"{ended['reason']}; log in again")
-        if record is None or grant is None:
+        if grant_id is None or grant is None:
             raise ProtocolError("invalid_grant", "the refresh token is unknown, expired or revoked; authorize again")
         if grant["client_id"] != client.client_id:
             raise ProtocolError("invalid_grant", "the refresh token was issued to another client")
@@ -210,18 +222,33 @@ class Grants:
         # RFC 6749 §6: a narrower scope may be asked for; scopes never granted are dropped, not refused.
         granted = list(grant["scopes"])
         scopes = [name for name in _authlib.scope_list(scope) if name in granted] or granted
-        _, first = await self.store.claim("refresh", key)
+        # A signed token of a live grant without a record was rotated already; a claim that is not the first
+        # is a reuse, or a race with the same token.
+        first = False
+        if record is not None:
+            _, first = await self.store.claim("refresh", key)
         if not first:
-            await self.store.delete("grant", record["grant_id"])
+            await self.store.delete("grant", grant_id)
             logger.warning("refresh token reused by client %r; its grant is revoked", client.client_id)
             raise ProtocolError(
                 "invalid_grant", "the refresh token was already used; every token of this login is revoked"
             )
-        return await self._issue(record["grant_id"], scopes)
+        tokens = await self._issue(grant_id, scopes)
+        if named is not None:
+            await self._forget_rotated(key)
+        return tokens
+
+    async def _forget_rotated(self, key: str) -> None:
+        """Remove a used refresh token's record: its signature still names its grant, should it come back. Tokens
+        are issued already, so a store that fails here only leaves the used record until it expires."""
+        try:
+            await self.store.delete("refresh", key)
+        except StoreUnavailableError:
+            logger.warning("a used refresh token's record stays until it expires: the token store failed")
 
     async def _issue(self, grant_id: str, scopes: Sequence[str]) -> TokenResponse:
         now = self._clock()
-        access, refresh = new_token(), new_token()
+        access, refresh = new_token(), self._refresh_tokens.new(grant_id)
         refresh_expires = now + self.config.refresh_token_ttl
         access_expires = min(now + self.config.access_token_ttl, refresh_expires)
         # The grant lives as long as its newest refresh token; a grant revoked since it was read stays revoked.
@@ -269,20 +296,24 @@ class Grants:
         )
 
     async def revoke(self, token: str, client: Client) -> None:
-        """Revoke the grant of an access or refresh token (RFC 7009 §2.1); unknown tokens are ignored (§2.2)."""
+        """Revoke the grant of an access or refresh token (RFC 7009 §2.1), a rotated refresh token's too; unknown
+        tokens are ignored (§2.2)."""
         key = token_hash(token)
+        grant_id = self._refresh_tokens.grant_id(token)
         for kind in ("refresh", "access"):
+            if grant_id is not None:
+                break
             record = await self.store.get(kind, key)
-            if record is None:
-                continue
-            grant = await self.store.get("grant", record["grant_id"])
-            if grant is None:
-                return
-            if grant["client_id"] != client.client_id:
-                raise ProtocolError("unauthorized_client", "the token was issued to another client")
-            await self.store.delete("grant", record["grant_id"])
-            await self._end_upstream(record["grant_id"], revoke=True)
+            grant_id = record["grant_id"] if record is not None else None
+        if grant_id is None:
             return
+        grant = await self.store.get("grant", grant_id)
+        if grant is None:
+            return
+        if grant["client_id"] != client.client_id:
+            raise ProtocolError("unauthorized_client", "the token was issued to another client")
+        await self.store.delete("grant", grant_id)
+        await self._end_upstream(grant_id, revoke=True)
 
     # The identity provider's tokens of a grant
 
