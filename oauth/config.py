@@ -99,6 +99,11 @@ class OAuthConfig:
     `X-Forwarded-For` is read. Without it forwarded headers are never trusted, and every client behind the
     proxy shares its limits. (A server that already takes the address from trusted proxies, as
     `mcp-gateway serve --trusted-proxy` has uvicorn do, needs nothing here.)
+
+    `refreshes_per_grant` limits how often one login's tokens are refreshed: that many times a minute. A client
+    refreshes when its access token expires (`access_token_ttl`, an hour) or is refused, so six leave room for
+    retries and scope changes; a client refreshing in a loop gets 8,640 a day instead of hundreds a second, and
+    holds about `refreshes_per_grant` * 60 unexpired hour-long access tokens of one login at most.
     """
 
     issuer: str
@@ -117,6 +122,7 @@ class OAuthConfig:
     trusted_proxies: tuple[str, ...] = ()
     registrations_per_address: int = 60
     pending_logins_per_address: int = 100
+    refreshes_per_grant: int = 6
     max_unused_clients: int = 10_000
     unused_client_ttl: float = 24 * 3600.0
 
@@ -147,7 +153,12 @@ class OAuthConfig:
         if self.code_ttl > 600:
             # RFC 6749 §4.1.2: a maximum authorization code lifetime of 10 minutes is RECOMMENDED.
             raise ConfigError(f"code_ttl must be at most 600 seconds, got {self.code_ttl!r}")
-        for name in ("registrations_per_address", "pending_logins_per_address", "max_unused_clients"):
+        for name in (
+            "registrations_per_address",
+            "pending_logins_per_address",
+            "refreshes_per_grant",
+            "max_unused_clients",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")

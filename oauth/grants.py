@@ -95,6 +95,9 @@ def same_resource(a: str, b: str) -> bool:
     return a.rstrip("/") == b.rstrip("/")
 
 
+#: Seconds in which a grant is refreshed at most `OAuthConfig.refreshes_per_grant` times.
+_REFRESH_WINDOW = 60.0
+
 #: Seconds a renewal counts as under way (then another request may try), and a request waits for one.
 _RENEWAL_WINDOW = 30.0
 _RENEWAL_WAIT = 10.0
@@ -196,7 +199,9 @@ class Grants:
     async def refresh(
         self, *, refresh_token: str, client: Client, scope: str | None, resource: str | None
     ) -> TokenResponse:
-        """New tokens for a refresh token, which is used up (OAuth 2.1 §4.3.1: rotation).
+        """New tokens for a refresh token, which is used up (OAuth 2.1 §4.3.1: rotation); ProtocolError
+        `temporarily_unavailable` (429) when its grant was refreshed `refreshes_per_grant` times this minute, the
+        token then unused.
 
         A refresh token presented twice revokes every token of its grant: one of the two presenters is not
         the client it was issued to (OAuth 2.1 §4.3.1, refresh token protection). The store keeps the grant's
@@ -226,6 +231,7 @@ class Grants:
         # is a reuse, or a race with the same token.
         first = False
         if record is not None:
+            await self._count_refresh(grant_id, client)
             _, first = await self.store.claim("refresh", key)
         if not first:
             await self.store.delete("grant", grant_id)
@@ -237,6 +243,23 @@ class Grants:
         if named is not None:
             await self._forget_rotated(key)
         return tokens
+
+    async def _count_refresh(self, grant_id: str, client: Client) -> None:
+        """Count a refresh of the grant, before its token is used: over the limit, the token stays as it was."""
+        limit = self.config.refreshes_per_grant
+        made = await self.store.count(f"refresh:{grant_id}", window=_REFRESH_WINDOW)
+        if made > limit:
+            if made == limit + 1:
+                logger.warning(
+                    "refused refreshes of a login of client %r: more than %d in a minute", client.client_id, limit
+                )
+            raise ProtocolError(
+                "temporarily_unavailable",
+                f"this login was refreshed {limit} times within a minute, the most allowed; keep the refresh token "
+                "you sent (it was not used) and try again in a minute",
+                status=429,
+                retry_after=int(_REFRESH_WINDOW),
+            )
 
     async def _forget_rotated(self, key: str) -> None:
         """Remove a used refresh token's record: its signature still names its grant, should it come back. Tokens

@@ -5,6 +5,7 @@ tokens issued before rotated tokens named their grant."""
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -233,3 +234,40 @@ async def test_a_refresh_token_already_rotated_before_the_upgrade_revokes_its_lo
     grants = grants_on(backend.store, backend.clock)
     assert await refused(grants, legacy) == REUSED
     assert await refused(grants, legacy) == UNKNOWN
+
+
+# How often one login is refreshed
+
+
+async def test_a_login_refreshed_more_than_six_times_a_minute_is_refused_and_its_token_works_a_minute_later(
+    backend: Backend, caplog: pytest.LogCaptureFixture
+) -> None:
+    grants = grants_on(backend.store, backend.clock)
+    tokens = await logged_in(grants)
+    for _ in range(6):
+        backend.clock.advance(5)
+        tokens = await refreshed(grants, tokens["refresh_token"])
+    with caplog.at_level(logging.WARNING, logger="oauth.grants"):
+        for _ in range(3):
+            with pytest.raises(ProtocolError) as error:
+                await refreshed(grants, tokens["refresh_token"])
+    assert (error.value.code, error.value.status, error.value.retry_after) == ("temporarily_unavailable", 429, 60)
+    assert error.value.description == (
+        "this login was refreshed 6 times within a minute, the most allowed; keep the refresh token you sent (it was "
+        "not used) and try again in a minute"
+    )
+    assert [record.getMessage() for record in caplog.records] == [
+        "refused refreshes of a login of client 'client-a': more than 6 in a minute"
+    ]
+    assert await grants.check_access_token(str(tokens["access_token"])) is not None
+    backend.clock.advance(35)  # a minute after the first of the six
+    assert "access_token" in await refreshed(grants, tokens["refresh_token"])
+
+
+async def test_each_login_has_its_own_refresh_limit(backend: Backend) -> None:
+    grants = grants_on(backend.store, backend.clock)
+    first, second = await logged_in(grants), await logged_in(grants)
+    for _ in range(6):
+        first = await refreshed(grants, first["refresh_token"])
+    assert (await refused(grants, first["refresh_token"]))[0] == "temporarily_unavailable"
+    assert "access_token" in await refreshed(grants, second["refresh_token"])

@@ -56,3 +56,25 @@ async def test_a_refresh_passes_the_narrower_scope_it_asks_for() -> None:
         narrowed = await web.post("/token", data={**refresh, "scope": "orders"})
     assert tokens["scope"] == "mcp orders"
     assert (narrowed.status_code, narrowed.json()["scope"]) == (200, "orders")
+
+
+async def test_a_login_refreshed_too_often_gets_429_temporarily_unavailable_with_retry_after() -> None:
+    async with site_and_web(refreshes_per_grant=2) as (site, web):
+        client, verifier = await client_id(web), new_verifier()
+        tokens = (await exchange(web, client, await code_for(web, client, verifier), verifier)).json()
+        answers = []
+        for _ in range(3):
+            refresh = {"grant_type": "refresh_token", "client_id": client, "refresh_token": tokens["refresh_token"]}
+            answers.append(await web.post("/token", data=refresh))
+            if answers[-1].status_code == 200:
+                tokens = answers[-1].json()
+        site.clock.advance(60)
+        later = await web.post("/token", data=refresh)
+    assert [answer.status_code for answer in answers] == [200, 200, 429]
+    assert answers[2].json() == {
+        "error": "temporarily_unavailable",
+        "error_description": "this login was refreshed 2 times within a minute, the most allowed; keep the refresh "
+        "token you sent (it was not used) and try again in a minute",
+    }
+    assert (answers[2].headers["retry-after"], answers[2].headers["cache-control"]) == ("60", "no-store")
+    assert later.status_code == 200
