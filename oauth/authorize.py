@@ -22,6 +22,7 @@ from starlette.responses import RedirectResponse, Response
 from oauth import _authlib, pages
 from oauth._crypto import Sealer, new_token, token_hash
 from oauth._http import client_address, read_form, single_values
+from oauth._log import shown
 from oauth.addresses import rate_key
 from oauth.clients import Client, ClientRegistry
 from oauth.config import OAuthConfig
@@ -91,7 +92,9 @@ class Authorization:
         if started > limit:
             self.events.login("limited")
             if started == limit + 1:
-                logger.warning("refused logins from %s: more than %d in %d s", address, limit, self.config.login_ttl)
+                logger.warning(
+                    "refused logins from %s: more than %d in %d s", shown(address), limit, self.config.login_ttl
+                )
             minutes = max(1, int(self.config.login_ttl // 60))
             return pages.error_page(
                 "Too many logins",
@@ -370,7 +373,9 @@ class Authorization:
         from_address = await self.store.count(f"address:{rate_key(address)}", window=_ADDRESS_WINDOW)
         if from_address > _MAX_ADDRESS_ATTEMPTS:
             self.events.login("limited")
-            logger.warning("refused an API key from %s: %d keys in %d s", address, from_address, _ADDRESS_WINDOW)
+            if from_address == _MAX_ADDRESS_ATTEMPTS + 1:
+                most, window = _MAX_ADDRESS_ATTEMPTS, _ADDRESS_WINDOW
+                logger.warning("refused API keys from %s: more than %d in %d s", shown(address), most, window)
             minutes = int(_ADDRESS_WINDOW // 60)
             return pages.error_page(
                 "Too many attempts", f"Too many keys came from this address. Wait {minutes} minutes.", status=429

@@ -42,6 +42,7 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 
+from oauth._log import shown
 from oauth.addresses import network_key, rate_key
 from oauth.errors import ClientDocumentError, ConfigError, FetchBudget
 from oauth.store import Clock
@@ -95,7 +96,9 @@ def _unreachable(url: str) -> ClientDocumentError:
 
 def is_client_id_url(client_id: str) -> bool:
     """Whether `client_id` is a Client ID Metadata Document URL (draft §3): https, a path, no fragment,
-    no user info, no dot segments."""
+    no user info, no dot segments, and no whitespace or control characters (which URL parsers drop silently)."""
+    if not client_id.isprintable() or " " in client_id:
+        return False
     try:
         parts = urlsplit(client_id)
         parts.port  # noqa: B018 - raises ValueError for a malformed port
@@ -308,7 +311,7 @@ class ClientDocuments:
         refused = self._spending.spend(url=url, host=host, address=address, now=now)
         if refused is not None:
             if stored is not None and self._may_stand_in(stored, now):
-                why = f"not fetching it for {address}: the {refused.budget} budget is spent ({refused.reason})"
+                why = f"not fetching it for {shown(address)}: the {refused.budget} budget is spent ({refused.reason})"
                 return self._stand_in(url, stored, now, why)
             self._log_refusal(url, address, refused, now)
             window = self.budgets.window
@@ -329,7 +332,7 @@ class ClientDocuments:
                 self._documents.pop(url, None)
             elif stored is not None and self._may_stand_in(stored, self._clock()):
                 return self._stand_in(url, stored, self._clock(), f"it could not be fetched again: {detail}")
-            logger.warning("the client metadata document %s could not be fetched: %s", url, detail)
+            logger.warning("the client metadata document %s could not be fetched: %s", shown(url), shown(detail))
             raise _unreachable(url) from None
         except ClientDocumentError as error:
             # The publisher changed the document into one that is not acceptable: it replaces the copy.
@@ -357,7 +360,7 @@ class ClientDocuments:
             stored.stale_logged_at = now
             logger.warning(
                 "serving the client metadata document %s fetched before, %d s past its expiry (at most %g s): %s",
-                url,
+                shown(url),
                 now - stored.expires_at,
                 self.stale_if_error,
                 why,
@@ -381,8 +384,8 @@ class ClientDocuments:
         self._refusals_logged[refused.key] = now
         logger.warning(
             "not fetching the client metadata document %s for %s: the %s budget is spent (%s)",
-            url,
-            address,
+            shown(url),
+            shown(address),
             refused.budget,
             refused.reason,
         )

@@ -23,6 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 from oauth import _authlib
 from oauth._crypto import new_token, token_hash
+from oauth._log import shown
 from oauth.addresses import rate_key
 from oauth.cimd import ClientDocuments, is_client_id_url
 from oauth.config import LOOPBACK_NAMES, OAuthConfig
@@ -48,6 +49,8 @@ _SCHEME: Final = re.compile(r"[a-z][a-z0-9+.-]*")
 _REGISTRATION_TTL: Final = 365 * 24 * 3600.0
 _REGISTRATION_WINDOW: Final = 3600.0
 _MAX_REDIRECT_URIS: Final = 20
+#: As long as a redirect URI may be: a registered client_id is 43 characters, a metadata document's URL rarely 200.
+_MAX_CLIENT_ID: Final = 2000
 
 
 def redirect_uri_problem(uri: object) -> str | None:
@@ -242,7 +245,15 @@ class ClientRegistry:
     async def find(self, client_id: str, *, address: str) -> Client | None:
         """The client with this client_id, or None; ClientDocumentError when its metadata document is unusable
         or may not be fetched now. `address` is where the request comes from: a metadata document fetched for it
-        counts against that address's budgets (`oauth.cimd.FetchBudgets`)."""
+        counts against that address's budgets (`oauth.cimd.FetchBudgets`). ProtocolError `invalid_client` for a
+        client_id no client can have: with a control character (which would reach the operator's log) or longer
+        than 2000 characters."""
+        if not client_id.isprintable() or len(client_id) > _MAX_CLIENT_ID:
+            raise ProtocolError(
+                "invalid_client",
+                f"the client_id holds control characters or is longer than {_MAX_CLIENT_ID} characters; send the "
+                "client_id the registration endpoint returned, or the https URL of the client's metadata document",
+            )
         configured = self._configured.get(client_id)
         if configured is not None:
             return configured
@@ -348,7 +359,7 @@ class ClientRegistry:
         sent = await self.store.count(f"register:{rate_key(address)}", window=_REGISTRATION_WINDOW)
         if sent > limit:
             if sent == limit + 1:
-                logger.warning("refused registrations from %s: more than %d in an hour", address, limit)
+                logger.warning("refused registrations from %s: more than %d in an hour", shown(address), limit)
             raise ProtocolError(
                 "temporarily_unavailable",
                 f"this address registered {limit} clients within the hour, the most allowed; reuse a client_id "

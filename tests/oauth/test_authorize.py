@@ -306,20 +306,43 @@ async def test_a_key_posted_once_five_others_are_counted_ends_the_login_unchecke
     assert recorder.logins == ["limited"]
 
 
-async def test_thirty_keys_from_one_address_then_a_429_page_counted_as_limited_and_logged(
+async def test_thirty_keys_from_one_address_then_429_pages_counted_as_limited_and_logged_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="oauth.authorize")
     async with observed() as (_, web, recorder):
         client = await client_id(web)
         answers = []
-        for keys in (4, 4, 4, 4, 4, 4, 4, 3):
+        for keys in (4, 4, 4, 4, 4, 4, 4, 4, 4):
             action, fields = page_form(await web.get(authorize_url(client, new_verifier())))
             answers += [await web.post(action, data={**fields, "api_key": f"k{n}"}) for n in range(keys)]
-    assert [answer.status_code for answer in answers] == [400] * 30 + [429]
+    assert [answer.status_code for answer in answers] == [400] * 30 + [429] * 6
     assert page(answers[-1]) == (429, "Too many attempts", "Too many keys came from this address. Wait 15 minutes.")
-    assert recorder.logins == ["refused"] * 30 + ["limited"]
-    assert [record.getMessage() for record in caplog.records] == ["refused an API key from 127.0.0.1: 31 keys in 900 s"]
+    assert recorder.logins == ["refused"] * 30 + ["limited"] * 6
+    # One line for the window, however many keys follow: a visitor cannot write to the log at will.
+    assert [record.getMessage() for record in caplog.records] == [
+        "refused API keys from 127.0.0.1: more than 30 in 900 s"
+    ]
+
+
+async def test_a_client_id_with_a_line_break_is_refused_on_a_page_and_never_reaches_the_log(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="oauth")
+    forged = "2026-01-01 00:00:00 gateway.calls caller=admin status=200"
+    async with observed() as (_, web, _recorder):
+        answers = [
+            await web.get(authorize_url(f"https://no-such-host.invalid/c{breaks}{forged}", new_verifier()))
+            for breaks in ("\n", "\r\n", "\r", "\x85", "\u2028")
+        ]
+    for answer in answers:
+        assert page(answer) == (
+            400,
+            "This app could not be identified",
+            "the client_id holds control characters or is longer than 2000 characters; send the client_id the "
+            "registration endpoint returned, or the https URL of the client's metadata document",
+        )
+    assert [record.getMessage() for record in caplog.records if forged in record.getMessage()] == []
 
 
 async def test_a_login_form_posted_again_after_a_key_was_accepted_shows_the_consent_page() -> None:

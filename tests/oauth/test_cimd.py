@@ -783,6 +783,12 @@ def test_only_https_urls_with_a_path_are_client_id_urls() -> None:
         "https://user@app.example.com/c",
         "https://app.example.com/c#frag",
         "client-123",
+        # URL parsers drop tabs and line breaks silently: such a URL would be fetched, and logged, as it came.
+        "https://app.example.com/c\nforged log line",
+        "https://app.example.com/c\r\n",
+        "https://app.example.com/c\tx",
+        "https://app.example.com/c\x1b[2J",
+        "https://app.example.com/c d",
     ):
         assert not is_client_id_url(value), value
 
