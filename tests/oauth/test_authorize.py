@@ -119,6 +119,20 @@ async def test_a_request_without_client_id_is_an_incomplete_request_page() -> No
         assert page(answer) == (400, "The app sent an incomplete request", f"client_id is missing. {AGAIN}")
 
 
+async def test_a_state_of_up_to_1024_characters_is_kept_and_a_longer_one_is_a_malformed_request_page() -> None:
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web)
+        longest = "s" * 1024
+        landed = await Browser(web).authorize(authorize_url(client, new_verifier(), state=longest))
+        refused = await web.get(authorize_url(client, new_verifier(), state=longest + "s"))
+    assert query(landed)["state"] == longest
+    assert page(refused) == (
+        400,
+        "The app sent a malformed request",
+        f"Its state is 1025 characters long; at most 1024 are accepted. {AGAIN}",
+    )
+
+
 async def test_an_unknown_client_id_is_named_on_the_unknown_app_page() -> None:
     async with observed() as (_, web, _recorder):
         answer = await web.get(authorize_url("no-such-client", new_verifier()))
