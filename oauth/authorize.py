@@ -2,10 +2,14 @@
 
 GET /authorize checks the request; until the client and its redirect URI are known good, every problem is an
 error page, never a redirect (RFC 6749 §4.1.2.1: no open redirect). Later problems go back to the client as
-`error` redirects. A valid request becomes a pending request in the store, bound to this browser by a cookie,
-and the login page (or, when the host app's session already names the user, the consent page) is shown. Each
-form carries a CSRF token: an HMAC of the pending request's id and the browser cookie. Allowing redirects with
-a single-use code, `state` and `iss` (RFC 9207).
+`error` redirects: at once for a client the operator configured; for one anyone could have set up (registered
+dynamically, or named by a metadata document), through a page with a link the person may follow, since before
+the person logs in and consents nothing but the client vouches for its redirect URI (RFC 9700 §4.11.2).
+
+A valid request becomes a pending request in the store, bound to this browser by a cookie, and the login page
+(or, when the host app's session already names the user, the consent page) is shown. Each form carries a CSRF
+token: an HMAC of the pending request's id and the browser cookie. Allowing redirects with a single-use code,
+`state` and `iss` (RFC 9207).
 """
 
 from __future__ import annotations
@@ -138,7 +142,12 @@ class Authorization:
             code_challenge, scopes, resource = self._checked(params)
         except ProtocolError as error:
             self.events.refusal("authorize", error.code)
-            return self._error_redirect(redirect_uri, state, error.code, error.description, status=302)
+            location = self._error_location(redirect_uri, state, error.code, error.description)
+            if client.source == "configured":
+                return _redirect(location, 302)
+            return pages.return_page(
+                error=error.code, description=error.description, redirect_uri=redirect_uri, location=location
+            )
         try:
             outcome = await self.login.current(request)
         except LoginError as error:
@@ -216,14 +225,18 @@ class Authorization:
         scopes = [name for name in _authlib.scope_list(params.get("scope")) if name in self.config.scopes]
         return challenge, scopes or list(self.config.initial_scopes), self.config.resource
 
-    def _error_redirect(
-        self, redirect_uri: str, state: str | None, code: ErrorCode, description: str, *, status: int
-    ) -> Response:
+    def _error_location(self, redirect_uri: str, state: str | None, code: ErrorCode, description: str) -> str:
+        """The error response (RFC 6749 §4.1.2.1, RFC 9207 `iss`) at the client's redirect URI."""
         params = [("error", code), ("error_description", description)]
         if state is not None:
             params.append(("state", state))
         params.append(("iss", self.config.issuer))
-        return _redirect(_authlib.add_query(redirect_uri, params), status)
+        return _authlib.add_query(redirect_uri, params)
+
+    def _error_redirect(
+        self, redirect_uri: str, state: str | None, code: ErrorCode, description: str, *, status: int
+    ) -> Response:
+        return _redirect(self._error_location(redirect_uri, state, code, description), status)
 
     def _sealed(self, principal: Principal) -> dict[str, Any]:
         sealed: dict[str, Any] = {

@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse
 
 from oauth.clients import Client
 
-__all__ = ["consent_page", "error_page", "login_page", "page_headers"]
+__all__ = ["consent_page", "error_page", "login_page", "page_headers", "return_page"]
 
 _STYLE: Final = """
 :root { color-scheme: light dark; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
@@ -30,8 +30,8 @@ p { margin: 0 0 1rem; }
 label { display: block; font-weight: 600; margin-bottom: .35rem; }
 input[type=password] { box-sizing: border-box; width: 100%; font-size: 1rem; padding: .7rem; margin-bottom: 1rem;
   border: 1px solid #888; border-radius: .4rem; }
-button { font-size: 1rem; padding: .75rem 1.2rem; border-radius: .4rem; border: 1px solid #888; cursor: pointer;
-  min-width: 7rem; }
+button, a.button { font-size: 1rem; padding: .75rem 1.2rem; border-radius: .4rem; border: 1px solid #888;
+  cursor: pointer; min-width: 7rem; color: inherit; text-decoration: none; text-align: center; }
 button.primary { background: #1f6feb; border-color: #1f6feb; color: #fff; }
 .actions { display: flex; gap: .75rem; flex-wrap: wrap; }
 .error { border-left: 4px solid #d1242f; padding: .5rem .75rem; background: rgba(209, 36, 47, .08); }
@@ -80,8 +80,13 @@ def _hidden(**fields: str) -> str:
     return "".join(f'<input type="hidden" name="{name}" value="{escape(value)}">' for name, value in fields.items())
 
 
+def _redirect_host(redirect_uri: str) -> str:
+    """Where a redirect URI leads, as a person reads it: its host (and port), or the whole URI of a native app."""
+    return urlsplit(redirect_uri).netloc or redirect_uri
+
+
 def _client_line(client: Client, redirect_uri: str) -> str:
-    host = escape(urlsplit(redirect_uri).netloc or redirect_uri)
+    host = escape(_redirect_host(redirect_uri))
     if client.source == "document":
         origin = escape(urlsplit(client.client_id).netloc)
         who = f'<strong>{escape(client.display_name)}</strong> (from <span class="host">{origin}</span>)'
@@ -159,3 +164,19 @@ def error_page(title: str, message: str, *, status: int = 400) -> HTMLResponse:
     """A page that explains a failed authorization; never a redirect, so it cannot be an open redirect."""
     body = f'<h1>{escape(title)}</h1><p class="error" role="alert">{escape(message)}</p>'
     return _page(title, body, status=status)
+
+
+def return_page(*, error: str, description: str, redirect_uri: str, location: str) -> HTMLResponse:
+    """The page for a refused request of a client anyone could have set up (registered dynamically, or named by a
+    metadata document): it names the error and the host of `redirect_uri`, with a link to `location` (the error
+    response) that the person may follow. Never an automatic redirect, so that nobody can register a client and
+    use this server to send people to a site of their choosing (RFC 9700 §4.11.2)."""
+    host = escape(_redirect_host(redirect_uri))
+    body = (
+        "<h1>The app's request was refused</h1>"
+        f'<p class="error" role="alert">{escape(error)}: {escape(description)}</p>'
+        f'<p>The app asked to be sent back to <span class="host">{host}</span>. Follow the link only if you started '
+        "connecting this app yourself, just now.</p>"
+        f'<div class="actions"><a class="button" href="{escape(location)}" rel="noreferrer">Back to {host}</a></div>'
+    )
+    return _page("The app's request was refused", body, status=400)

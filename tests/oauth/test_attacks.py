@@ -34,6 +34,8 @@ pytestmark = pytest.mark.anyio
 
 BASE = "https://gw.example"
 CHATGPT_REDIRECT = "https://chatgpt.com/connector/oauth/AbC123xyz"
+#: A client the operator configured: errors in its requests go back to it at once (a registered one's through a page).
+CONFIGURED = PreregisteredClient(client_id="connector", redirect_uris=(REDIRECT_URI,))
 
 
 @asynccontextmanager
@@ -121,8 +123,8 @@ async def test_a_wrong_pkce_verifier_is_refused_and_the_code_still_works_with_th
 
 
 async def test_a_verifier_or_challenge_with_a_trailing_line_break_or_the_wrong_length_is_refused() -> None:
-    async with site_and_web() as (_, web):
-        client, verifier = await client_id(web), new_verifier()
+    async with site_and_web(clients=(CONFIGURED,)) as (_, web):
+        client, verifier = CONFIGURED.client_id, new_verifier()
         code = await code_for(web, client, verifier)
         broken = await exchange(web, client, code, verifier + "\n")
         long_challenge = await web.get(authorize_url(client, new_verifier(), code_challenge="A" * 44))
@@ -148,9 +150,8 @@ async def test_a_token_request_missing_a_parameter_is_an_invalid_request(form: d
 
 @pytest.mark.parametrize("method", ["plain", ""])
 async def test_an_authorization_request_without_s256_goes_back_with_invalid_request(method: str) -> None:
-    async with site_and_web() as (_, web):
-        client = await client_id(web)
-        response = await web.get(authorize_url(client, new_verifier(), code_challenge_method=method))
+    async with site_and_web(clients=(CONFIGURED,)) as (_, web):
+        response = await web.get(authorize_url(CONFIGURED.client_id, new_verifier(), code_challenge_method=method))
     assert response.status_code == 302
     location = response.headers["location"]
     assert location.startswith(REDIRECT_URI + "?")
@@ -299,14 +300,24 @@ async def test_an_unknown_client_gets_an_error_page_whatever_redirect_uri_it_nam
     assert "location" not in response.headers
 
 
-async def test_errors_after_the_client_is_known_go_only_to_its_registered_redirect_uri() -> None:
-    async with site_and_web() as (_, web):
-        client = await client_id(web)
-        token = await web.get(authorize_url(client, new_verifier(), response_type="token"))
-        target = await web.get(authorize_url(client, new_verifier(), resource="https://other.example/mcp"))
+async def test_errors_after_a_configured_client_is_known_go_only_to_its_registered_redirect_uri() -> None:
+    async with site_and_web(clients=(CONFIGURED,)) as (_, web):
+        token = await web.get(authorize_url("connector", new_verifier(), response_type="token"))
+        target = await web.get(authorize_url("connector", new_verifier(), resource="https://other.example/mcp"))
     assert query(token.headers["location"])["error"] == "unsupported_response_type"
     assert query(target.headers["location"])["error"] == "invalid_target"
     assert token.headers["location"].startswith(REDIRECT_URI + "?")
+
+
+@pytest.mark.parametrize("target", ["https://evil.example/phish", "search-ms:/query=invoice"])
+async def test_anyone_who_registers_a_client_cannot_use_authorize_to_redirect_people_to_it(target: str) -> None:
+    async with site_and_web() as (_, web):
+        client = await client_id(web, target)
+        # Nothing valid but the client and its redirect URI: no PKCE, no response_type the server serves.
+        answer = await web.get("/authorize", params={"client_id": client, "redirect_uri": target, "response_type": "x"})
+    assert answer.status_code == 400
+    assert "location" not in answer.headers
+    assert "unsupported_response_type" in answer.text
 
 
 @pytest.mark.parametrize(

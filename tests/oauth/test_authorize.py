@@ -17,7 +17,7 @@ import pytest
 from starlette.requests import Request
 
 from demo import ADMIN_KEY
-from oauth import ApiKeyLogin, Principal
+from oauth import ApiKeyLogin, PreregisteredClient, Principal
 from oauth._crypto import token_hash
 from oauth.errors import LoginError
 from tests.oauth.conftest import REDIRECT_URI, Browser, Site, page_form, query
@@ -167,38 +167,56 @@ async def test_logins_started_past_the_per_address_limit_get_a_429_page_counted_
     assert again.status_code == 200
 
 
-# GET /authorize: once the client is known, problems go back to its redirect URI
+# GET /authorize: once the client is known, problems go back to its redirect URI: at once for a configured client,
+# through a page with a link for one anyone could have registered (RFC 9700 §4.11.2: no open redirector)
+
+CONFIGURED = PreregisteredClient(client_id="connector", redirect_uris=(REDIRECT_URI,))
+BAD_REQUESTS = [
+    ({"response_type": "token"}, "unsupported_response_type", "response_type must be 'code', got 'token'"),
+    ({"response_type": ""}, "unsupported_response_type", "response_type must be 'code', got None"),
+    ({"code_challenge": ""}, "invalid_request", "code_challenge is required (PKCE with S256)"),
+    (
+        {"code_challenge_method": "plain"},
+        "invalid_request",
+        "code_challenge_method must be S256; plain is not accepted",
+    ),
+    (
+        {"code_challenge": "short"},
+        "invalid_request",
+        "code_challenge is not 43 to 128 characters of [A-Za-z0-9-._~]",
+    ),
+    (
+        {"resource": "https://elsewhere.example/mcp"},
+        "invalid_target",
+        f"resource 'https://elsewhere.example/mcp' is not served here; use '{BASE}/mcp'",
+    ),
+]
 
 
-@pytest.mark.parametrize(
-    ("params", "error", "description"),
-    [
-        ({"response_type": "token"}, "unsupported_response_type", "response_type must be 'code', got 'token'"),
-        ({"response_type": ""}, "unsupported_response_type", "response_type must be 'code', got None"),
-        ({"code_challenge": ""}, "invalid_request", "code_challenge is required (PKCE with S256)"),
-        (
-            {"code_challenge_method": "plain"},
-            "invalid_request",
-            "code_challenge_method must be S256; plain is not accepted",
-        ),
-        (
-            {"code_challenge": "short"},
-            "invalid_request",
-            "code_challenge is not 43 to 128 characters of [A-Za-z0-9-._~]",
-        ),
-        (
-            {"resource": "https://elsewhere.example/mcp"},
-            "invalid_target",
-            f"resource 'https://elsewhere.example/mcp' is not served here; use '{BASE}/mcp'",
-        ),
-    ],
-)
-async def test_a_bad_request_from_a_known_client_goes_back_with_its_error_state_and_iss(
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        href = dict(attrs).get("href")
+        if tag == "a" and href is not None:
+            self.hrefs.append(href)
+
+
+def links(response: httpx2.Response) -> list[str]:
+    """Where the links of a page lead."""
+    parser = _Links()
+    parser.feed(response.text)
+    return parser.hrefs
+
+
+@pytest.mark.parametrize(("params", "error", "description"), BAD_REQUESTS)
+async def test_a_bad_request_from_a_configured_client_goes_back_at_once_with_its_error_state_and_iss(
     params: dict[str, str], error: str, description: str
 ) -> None:
-    async with observed() as (_, web, recorder):
-        client = await client_id(web)
-        answer = await web.get(authorize_url(client, new_verifier(), **params))
+    async with observed(clients=(CONFIGURED,)) as (_, web, recorder):
+        answer = await web.get(authorize_url(CONFIGURED.client_id, new_verifier(), **params))
     assert answer.status_code == 302
     assert answer.headers["location"].startswith(REDIRECT_URI + "?")
     assert query(answer.headers["location"]) == {
@@ -212,10 +230,44 @@ async def test_a_bad_request_from_a_known_client_goes_back_with_its_error_state_
     assert recorder.refusals == [("authorize", error)]
 
 
-async def test_an_error_redirect_without_state_carries_none() -> None:
+@pytest.mark.parametrize(("params", "error", "description"), BAD_REQUESTS)
+async def test_a_bad_request_from_a_registered_client_is_a_page_naming_the_error_and_host_with_a_link_back(
+    params: dict[str, str], error: str, description: str
+) -> None:
+    async with observed() as (_, web, recorder):
+        client = await client_id(web)
+        answer = await web.get(authorize_url(client, new_verifier(), **params))
+    assert page(answer) == (400, "The app's request was refused", f"{error}: {description}")
+    assert '<span class="host">claude.ai</span>' in answer.text
+    [back] = links(answer)
+    assert back.startswith(REDIRECT_URI + "?")
+    assert query(back) == {"error": error, "error_description": description, "state": "the-state", "iss": BASE}
+    assert answer.headers["x-frame-options"] == "DENY"
+    assert recorder.refusals == [("authorize", error)]
+
+
+async def test_a_registered_native_app_is_not_sent_to_its_scheme_by_a_bad_request_but_shown_it() -> None:
+    native = "com.example.app:/oauth2redirect"
+    async with observed() as (_, web, _recorder):
+        client = await client_id(web, native)
+        answer = await web.get(authorize_url(client, new_verifier(), redirect_uri=native, response_type="x"))
+    assert page(answer)[:2] == (400, "The app's request was refused")
+    assert f'<span class="host">{native}</span>' in answer.text
+    assert [link.split("?")[0] for link in links(answer)] == [native]
+
+
+async def test_the_link_back_of_a_refused_request_is_escaped_on_the_page() -> None:
     async with observed() as (_, web, _recorder):
         client = await client_id(web)
-        answer = await web.get(authorize_url(client, new_verifier(), state="", response_type="token"))
+        answer = await web.get(authorize_url(client, new_verifier(), response_type='"><script>x</script>'))
+    assert "<script>x" not in answer.text
+    [back] = links(answer)
+    assert query(back)["error_description"] == "response_type must be 'code', got '\"><script>x</script>'"
+
+
+async def test_an_error_redirect_without_state_carries_none() -> None:
+    async with observed(clients=(CONFIGURED,)) as (_, web, _recorder):
+        answer = await web.get(authorize_url(CONFIGURED.client_id, new_verifier(), state="", response_type="token"))
     assert set(query(answer.headers["location"])) == {"error", "error_description", "iss"}
 
 

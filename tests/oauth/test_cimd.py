@@ -42,7 +42,7 @@ from tests.conftest import free_port
 from tests.gateway.conftest import _Uvicorn
 from tests.oauth.conftest import Browser, FakeClock, Site, build_site, page_form, query
 from tests.oauth.test_attacks import BASE, authorize_url, exchange, new_verifier
-from tests.oauth.test_authorize import page
+from tests.oauth.test_authorize import links, page
 
 pytestmark = pytest.mark.anyio
 
@@ -221,6 +221,23 @@ async def test_a_metadata_document_client_logs_in_and_its_document_is_fetched_on
     assert tokens.status_code == 200, tokens.text
     assert documents.hits == {"good.json": 1, "nameless.json": 1}
     assert elsewhere.status_code == 400 and "location" not in elsewhere.headers
+
+
+async def test_a_bad_request_naming_a_metadata_document_client_is_a_page_never_a_redirect(tmp_path: Path) -> None:
+    # Anyone can publish a document naming any redirect URI: it vouches for nothing before the person consents.
+    async with (
+        document_server(tmp_path) as (documents, trust),
+        fetching_site(trust, dynamic_registration=False) as (_, web),
+    ):
+        answer = await web.get(
+            authorize_url(documents.url("good.json"), new_verifier(), redirect_uri=CALLBACK, response_type="x")
+        )
+    assert page(answer) == (
+        400,
+        "The app's request was refused",
+        "unsupported_response_type: response_type must be 'code', got 'x'",
+    )
+    assert [link.split("?")[0] for link in links(answer)] == [CALLBACK]
 
 
 async def test_with_registration_turned_off_a_metadata_document_client_still_logs_in(tmp_path: Path) -> None:
