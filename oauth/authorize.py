@@ -26,8 +26,7 @@ from starlette.responses import RedirectResponse, Response
 from oauth import _authlib, pages
 from oauth._crypto import Sealer, new_token, token_hash
 from oauth._http import client_address, read_form, single_values
-from oauth._log import shown
-from oauth.addresses import rate_key
+from oauth._limits import Limit, Scope, spend
 from oauth.clients import Client, ClientRegistry
 from oauth.config import OAuthConfig
 from oauth.errors import ErrorCode, LoginError, ProtocolError, ProviderUnavailableError
@@ -41,10 +40,15 @@ __all__ = ["Authorization"]
 logger = logging.getLogger(__name__)
 
 _MAX_KEY_ATTEMPTS: Final = 5
-#: Keys checked from one address within the window, whatever login they are for: a person mistyping keys stays
-#: far below it, a script guessing keys meets it at once.
-_MAX_ADDRESS_ATTEMPTS: Final = 30
-_ADDRESS_WINDOW: Final = 900.0
+#: The window of `key_checks_per_address` and `key_checks_per_network`, whatever login the keys are for: a person
+#: mistyping keys stays far below them, a script guessing keys meets them at once.
+_KEY_WINDOW: Final = 900.0
+#: Whose requests a spent limit counted, as the page says it.
+_FROM: Final[dict[Scope, str]] = {
+    "address": "from this address",
+    "network": "from this address's network",
+    "overall": "just now",
+}
 _START_AGAIN: Final = "Go back to the app and connect again."
 #: The longest `state` accepted. It is kept with the pending login and comes back in the redirect URL, so an
 #: unbounded one lets a visitor store about 64 KiB per login. Clients send a random value of 22 to 64 characters,
@@ -103,18 +107,23 @@ class Authorization:
         # Each login started is a pending request in the store (and perhaps a metadata document fetched):
         # counted per address before anything is looked up, so one address cannot fill the store.
         address = client_address(request, self.config.proxy_networks)
-        limit = self.config.pending_logins_per_address
-        started = await self.store.count(f"logins:{rate_key(address)}", window=self.config.login_ttl)
-        if started > limit:
+        config, ttl = self.config, self.config.login_ttl
+        spent = await spend(
+            self.store,
+            "logins",
+            address,
+            (
+                Limit(scope="address", most=config.pending_logins_per_address, window=ttl),
+                Limit(scope="network", most=config.pending_logins_per_network, window=ttl),
+                Limit(scope="overall", most=config.pending_logins, window=ttl),
+            ),
+        )
+        if spent is not None:
             self.events.login("limited")
-            if started == limit + 1:
-                logger.warning(
-                    "refused logins from %s: more than %d in %d s", shown(address), limit, self.config.login_ttl
-                )
-            minutes = max(1, int(self.config.login_ttl // 60))
+            minutes = max(1, int(ttl // 60))
             return pages.error_page(
                 "Too many logins",
-                f"Too many logins were started from this address. Wait {minutes} minutes.",
+                f"Too many logins were started {_FROM[spent.scope]}. Wait {minutes} minutes.",
                 status=429,
             )
         try:
@@ -394,15 +403,20 @@ class Authorization:
         # Every key checked counts, before it is checked: against this login (a few tries at a typo) and against
         # the address it comes from (a new login costs nothing, so only that limits guessing).
         address = client_address(request, self.config.proxy_networks)
-        from_address = await self.store.count(f"address:{rate_key(address)}", window=_ADDRESS_WINDOW)
-        if from_address > _MAX_ADDRESS_ATTEMPTS:
+        spent = await spend(
+            self.store,
+            "API keys",
+            address,
+            (
+                Limit(scope="address", most=self.config.key_checks_per_address, window=_KEY_WINDOW),
+                Limit(scope="network", most=self.config.key_checks_per_network, window=_KEY_WINDOW),
+            ),
+        )
+        if spent is not None:
             self.events.login("limited")
-            if from_address == _MAX_ADDRESS_ATTEMPTS + 1:
-                most, window = _MAX_ADDRESS_ATTEMPTS, _ADDRESS_WINDOW
-                logger.warning("refused API keys from %s: more than %d in %d s", shown(address), most, window)
-            minutes = int(_ADDRESS_WINDOW // 60)
+            minutes = int(_KEY_WINDOW // 60)
             return pages.error_page(
-                "Too many attempts", f"Too many keys came from this address. Wait {minutes} minutes.", status=429
+                "Too many attempts", f"Too many keys came {_FROM[spent.scope]}. Wait {minutes} minutes.", status=429
             )
         tries = await self.store.count(f"request:{request_id}", window=self.config.login_ttl)
         if tries > _MAX_KEY_ATTEMPTS:

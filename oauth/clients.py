@@ -23,8 +23,7 @@ from urllib.parse import unquote, urlsplit
 
 from oauth import _authlib
 from oauth._crypto import new_token, token_hash
-from oauth._log import shown
-from oauth.addresses import rate_key
+from oauth._limits import Limit, spend
 from oauth.cimd import ClientDocuments, is_client_id_url
 from oauth.config import LOOPBACK_NAMES, OAuthConfig
 from oauth.errors import ProtocolError
@@ -355,17 +354,25 @@ class ClientRegistry:
         ProtocolError `temporarily_unavailable`: 429 when `address` registered too many clients this hour, 503
         when too many clients were registered and never used.
         """
-        limit = self.config.registrations_per_address
-        sent = await self.store.count(f"register:{rate_key(address)}", window=_REGISTRATION_WINDOW)
-        if sent > limit:
-            if sent == limit + 1:
-                logger.warning("refused registrations from %s: more than %d in an hour", shown(address), limit)
+        config = self.config
+        spent = await spend(
+            self.store,
+            "registrations",
+            address,
+            (
+                Limit(scope="address", most=config.registrations_per_address, window=_REGISTRATION_WINDOW),
+                Limit(scope="network", most=config.registrations_per_network, window=config.unused_client_ttl),
+            ),
+        )
+        if spent is not None:
+            whose = "this address" if spent.scope == "address" else "this address's network"
+            within = "within the hour" if spent.window == _REGISTRATION_WINDOW else f"within {spent.window:g} s"
             raise ProtocolError(
                 "temporarily_unavailable",
-                f"this address registered {limit} clients within the hour, the most allowed; reuse a client_id "
-                "registered already, or try again in an hour",
+                f"{whose} registered {spent.most} clients {within}, the most allowed; reuse a client_id registered "
+                f"already, or try again {'in an hour' if spent.window == _REGISTRATION_WINDOW else 'later'}",
                 status=429,
-                retry_after=int(_REGISTRATION_WINDOW),
+                retry_after=int(min(spent.window, _REGISTRATION_WINDOW)),
             )
         if not isinstance(metadata, Mapping):
             raise ProtocolError("invalid_client_metadata", "the registration request must be a JSON object")

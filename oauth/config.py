@@ -75,6 +75,19 @@ class PreregisteredClient:
             raise ConfigError(f"client {self.client_id!r}: client_secret must have at least 16 characters")
 
 
+def _check_growing(smaller: str, larger: str, config: OAuthConfig, *, below: bool = True) -> None:
+    """ConfigError unless the limit `smaller` is below (or, `below` False, at most) the limit `larger`: a
+    network's limit must stay below everyone's, so that one network cannot spend it."""
+    low, high = getattr(config, smaller), getattr(config, larger)
+    if low < high or (not below and low == high):
+        return
+    must = "below" if below else "at most"
+    raise ConfigError(
+        f"{smaller} ({low}) must be {must} {larger} ({high}), so that one network cannot use up what everyone "
+        f"shares; lower {smaller} or raise {larger}"
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class OAuthConfig:
     """The authorization server's configuration; vary it with `dataclasses.replace`.
@@ -91,13 +104,17 @@ class OAuthConfig:
     step-up). `login` names the login page: `api_key` asks for the key the user has
     for the REST API; `session` uses the host app's own login (see `oauth.login.SessionLogin`).
 
-    Limits per client address keep one address from filling the store: `registrations_per_address` dynamic
-    registrations an hour, `pending_logins_per_address` logins started per `login_ttl`. A registered client
-    that gets no token within `unused_client_ttl` is forgotten, and at most `max_unused_clients` such clients
-    are kept at once. The address is the connection's peer as the ASGI server reports it; behind a reverse
-    proxy, name the proxy in `trusted_proxies` (addresses or networks, e.g. "10.0.0.0/8") so that its
-    `X-Forwarded-For` is read. Without it forwarded headers are never trusted, and every client behind the
-    proxy shares its limits. (A server that already takes the address from trusted proxies, as
+    Limits per client address (an IPv6 address by its /64) keep one address from filling the store, and limits
+    per network (an IPv4 /24, an IPv6 /48) keep the many addresses of one holder from doing it together: each is
+    below the overall one, so no network can close a door for everyone. `registrations_per_address` dynamic
+    registrations an hour, and `registrations_per_network` within `unused_client_ttl`; a registered client that
+    gets no token within `unused_client_ttl` is forgotten, and at most `max_unused_clients` such clients are kept
+    at once. `pending_logins_per_address`, `pending_logins_per_network` and `pending_logins` (everyone's) logins
+    started per `login_ttl`. `key_checks_per_address` and `key_checks_per_network` API keys checked (with the
+    REST API's whoami) per 15 minutes. The address is the connection's peer as the ASGI server reports it; behind
+    a reverse proxy, name the proxy in `trusted_proxies` (addresses or networks, e.g. "10.0.0.0/8") so that its
+    `X-Forwarded-For` is read. Without it forwarded headers are never trusted, and every client behind the proxy
+    shares its limits. (A server that already takes the address from trusted proxies, as
     `mcp-gateway serve --trusted-proxy` has uvicorn do, needs nothing here.)
 
     `refreshes_per_grant` limits how often one login's tokens are refreshed: that many times a minute. A client
@@ -121,7 +138,12 @@ class OAuthConfig:
     client_metadata_documents: bool = True
     trusted_proxies: tuple[str, ...] = ()
     registrations_per_address: int = 60
+    registrations_per_network: int = 1_000
     pending_logins_per_address: int = 100
+    pending_logins_per_network: int = 1_000
+    pending_logins: int = 10_000
+    key_checks_per_address: int = 30
+    key_checks_per_network: int = 300
     refreshes_per_grant: int = 6
     max_unused_clients: int = 10_000
     unused_client_ttl: float = 24 * 3600.0
@@ -155,13 +177,22 @@ class OAuthConfig:
             raise ConfigError(f"code_ttl must be at most 600 seconds, got {self.code_ttl!r}")
         for name in (
             "registrations_per_address",
+            "registrations_per_network",
             "pending_logins_per_address",
+            "pending_logins_per_network",
+            "pending_logins",
+            "key_checks_per_address",
+            "key_checks_per_network",
             "refreshes_per_grant",
             "max_unused_clients",
         ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}")
+        _check_growing("registrations_per_network", "max_unused_clients", self)
+        _check_growing("pending_logins_per_address", "pending_logins_per_network", self, below=False)
+        _check_growing("pending_logins_per_network", "pending_logins", self)
+        _check_growing("key_checks_per_address", "key_checks_per_network", self, below=False)
         if isinstance(self.trusted_proxies, str):
             raise ConfigError(f"trusted_proxies must be a tuple of addresses, got the string {self.trusted_proxies!r}")
         self.proxy_networks  # noqa: B018 - raises ConfigError for an entry that is not an address or network

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import re
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote_plus
@@ -18,7 +19,7 @@ from oauth import ConfigError, OAuthConfig, PreregisteredClient
 from oauth._authlib import validate_client_metadata, validate_server_metadata
 from oauth.clients import AUTH_METHODS, Client, redirect_uri_problem
 from oauth.errors import ProtocolError
-from tests.oauth.conftest import REDIRECT_URI, SECRET, Browser, Site, query
+from tests.oauth.conftest import REDIRECT_URI, SECRET, Browser, Site, page_form, query
 from tests.oauth.test_attacks import BASE, authorize_url, new_verifier, register, site_and_web
 from tests.oauth.test_authorize import page
 
@@ -361,17 +362,20 @@ async def test_registration_closes_while_too_many_registered_clients_are_unused(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING, logger="oauth.clients")
-    async with site_and_web(max_unused_clients=3) as (site, web):
-        first, *_ = [(await register(web)).json()["client_id"] for _ in range(3)]
-        closed = await register(web)
-        # A client that gets tokens stops counting; one that expires unused too.
-        verifier = new_verifier()
-        code = query(await Browser(web).authorize(authorize_url(first, verifier)))["code"]
-        assert (await token(web, code, verifier, client_id=first)).status_code == 200
-        reopened = await register(web)
-        closed_again = await register(web)
-        site.clock.advance(24 * 3600)
-        after_a_day = await register(web)
+    async with site_and_web(max_unused_clients=3, registrations_per_network=2) as (site, web):
+        # From three networks, since one network may register fewer than max_unused_clients.
+        first = (await register(web)).json()["client_id"]
+        async with web_from(site, "203.0.113.9") as elsewhere, web_from(site, "198.51.100.7") as third:
+            assert [(await register(elsewhere)).status_code for _ in range(2)] == [201, 201]
+            closed = await register(web)
+            # A client that gets tokens stops counting; one that expires unused too.
+            verifier = new_verifier()
+            code = query(await Browser(web).authorize(authorize_url(first, verifier)))["code"]
+            assert (await token(web, code, verifier, client_id=first)).status_code == 200
+            reopened = await register(third)
+            closed_again = await register(third)
+            site.clock.advance(24 * 3600)
+            after_a_day = await register(elsewhere)
     assert (closed.status_code, closed.json()["error"]) == (503, "temporarily_unavailable")
     assert closed.json()["error_description"] == (
         "registration is closed for now: 3 registered clients have not been used yet; try again later"
@@ -431,6 +435,106 @@ async def test_an_ipv6_client_is_counted_by_its_slash_64() -> None:
         other = await register_via(site, "2001:db8:1:3::1", "")
     assert same == [201, 201, 429]
     assert other == 201
+
+
+# Per network: the many addresses of one holder (an IPv6 /48 holds 65,536 /64s) share one budget, below everyone's
+
+
+@pytest.mark.parametrize(
+    ("address", "other_network"),
+    [("2001:db8:aaaa:{n:x}::1", "2001:db8:bbbb::1"), ("198.51.100.{n}", "198.51.101.1")],
+    ids=["IPv6 /64s of one /48", "IPv4 addresses of one /24"],
+)
+async def test_the_addresses_of_one_network_together_register_at_most_registrations_per_network(
+    address: str, other_network: str
+) -> None:
+    async with site_and_web(registrations_per_address=2, registrations_per_network=5) as (site, _):
+        walked = [await register_via(site, address.format(n=n // 2 + 1), "") for n in range(6)]
+        async with web_from(site, address.format(n=9)) as web:
+            refused = await register(web)
+        other = await register_via(site, other_network, "")
+        site.clock.advance(24 * 3600)
+        next_day = await register_via(site, address.format(n=10), "")
+    assert walked == [201] * 5 + [429]
+    assert (refused.status_code, refused.json()["error"]) == (429, "temporarily_unavailable")
+    assert refused.json()["error_description"] == (
+        "this address's network registered 5 clients within 86400 s, the most allowed; reuse a client_id "
+        "registered already, or try again later"
+    )
+    assert (other, next_day) == (201, 201)
+
+
+async def test_the_addresses_of_one_network_start_a_bounded_number_of_logins_and_everyone_a_bounded_total(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING)
+    limits: dict[str, Any] = {"pending_logins_per_address": 2, "pending_logins_per_network": 3, "pending_logins": 5}
+    async with site_and_web(**limits) as (site, web):
+        client = (await register(web)).json()["client_id"]
+
+        async def start(address: str) -> httpx2.Response:
+            async with web_from(site, address) as browser:
+                return await browser.get(authorize_url(client, new_verifier()))
+
+        one_network = [(await start(f"2001:db8:aaaa:{n}::1")).status_code for n in (1, 1, 2)]
+        network_spent = await start("2001:db8:aaaa:3::1")
+        another = [(await start("2001:db8:bbbb::1")).status_code for _ in range(2)]
+        all_spent = await start("203.0.113.9")
+        site.clock.advance(900)
+        later = await start("2001:db8:aaaa:4::1")
+    assert (one_network, another) == ([200] * 3, [200] * 2)
+    assert page(network_spent) == (
+        429,
+        "Too many logins",
+        "Too many logins were started from this address's network. Wait 15 minutes.",
+    )
+    assert page(all_spent) == (429, "Too many logins", "Too many logins were started just now. Wait 15 minutes.")
+    assert later.status_code == 200
+    assert [record.getMessage() for record in caplog.records if record.getMessage().startswith("refused")] == [
+        "refused logins from network 2001:db8:aaaa::/48: more than 3 in 900 s",
+        "refused logins from all addresses: more than 5 in 900 s",
+    ]
+
+
+async def test_the_addresses_of_one_network_together_have_at_most_key_checks_per_network_keys_checked() -> None:
+    async with site_and_web(key_checks_per_address=2, key_checks_per_network=3) as (site, web):
+        client = (await register(web)).json()["client_id"]
+
+        async def guess(address: str) -> httpx2.Response:
+            async with web_from(site, address) as browser:
+                action, fields = page_form(await browser.get(authorize_url(client, new_verifier())))
+                return await browser.post(action, data={**fields, "api_key": "a-guess"})
+
+        checked = [(await guess(f"2001:db8:aaaa:{n}::1")).status_code for n in (1, 1, 2)]
+        refused = await guess("2001:db8:aaaa:3::1")
+        elsewhere = await guess("2001:db8:bbbb::1")
+    assert checked == [400, 400, 400]
+    assert page(refused) == (
+        429,
+        "Too many attempts",
+        "Too many keys came from this address's network. Wait 15 minutes.",
+    )
+    assert elsewhere.status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("limits", "problem"),
+    [
+        (
+            {"registrations_per_network": 10_000},
+            "registrations_per_network (10000) must be below max_unused_clients (10000)",
+        ),
+        ({"pending_logins_per_network": 99}, "pending_logins_per_address (100) must be at most pending_logins_per_"),
+        ({"pending_logins": 1_000}, "pending_logins_per_network (1000) must be below pending_logins (1000)"),
+        ({"key_checks_per_network": 29}, "key_checks_per_address (30) must be at most key_checks_per_network (29)"),
+        ({"pending_logins": 0}, "pending_logins must be a whole number of at least 1"),
+    ],
+)
+def test_a_network_limit_at_or_above_everyones_is_refused_saying_what_to_change(
+    limits: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(ConfigError, match=re.escape(problem)):
+        OAuthConfig(issuer=BASE, resource=f"{BASE}/mcp", secret_key=SECRET, **limits)
 
 
 @pytest.mark.parametrize(
