@@ -29,6 +29,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 from catalog._oas_kinds import DATA, MAPS, SECTIONS, children
 from catalog._parse import parse_text
 from catalog._pointer import MISSING, escape_token, join_pointer, lookup, split_fragment
+from catalog._refs import MAX_REF_CHAIN
 from catalog.errors import DocumentError
 from catalog.fetched import Fetch, looks_like_html, read_file, uri_path
 
@@ -37,7 +38,6 @@ __all__ = ["Bundler", "Warn"]
 Warn = Callable[[str, str], None]
 
 _TEXT_SUFFIXES = frozenset({"", ".json", ".yaml", ".yml"})
-_MAX_CHAIN = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +253,7 @@ class Bundler:
         """Follow a chain of refs (a target that is itself a ref) to its end, refusing cycles."""
         target = first
         visited = {first.place}
-        for _ in range(_MAX_CHAIN):
+        for _ in range(MAX_REF_CHAIN):
             following = target.node.get("$ref") if isinstance(target.node, dict) else None
             if not isinstance(following, str):
                 return target
@@ -269,7 +269,12 @@ class Bundler:
                 return None
             visited.add(step.place)
             target = step
-        self.warn(join_pointer(out), f"{where}$ref {ref!r} starts a chain of more than {_MAX_CHAIN} refs")
+        self.warn(
+            join_pointer(out),
+            f"{where}$ref {ref!r} starts a chain of more than {MAX_REF_CHAIN} refs (its {MAX_REF_CHAIN + 1}th target "
+            f"is {_display(target.uri, self.root_uri)}{join_pointer(target.tokens)}); left as it is: point it at the "
+            "chain's end",
+        )
         return None
 
     def document(self, doc_uri: str, ref: str, where: str, out: tuple[str, ...]) -> Any:

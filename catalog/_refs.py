@@ -7,10 +7,12 @@ from typing import Any
 
 from catalog._pointer import MISSING, escape_token, lookup, split_fragment
 
-__all__ = ["SCHEMA_PREFIX", "RefResolver", "decode_pointer", "encode_pointer_token"]
+__all__ = ["MAX_REF_CHAIN", "SCHEMA_PREFIX", "RefResolver", "decode_pointer", "encode_pointer_token"]
 
 SCHEMA_PREFIX = "#/components/schemas/"
-_MAX_CHAIN = 64
+#: The most `$ref`s followed from one ref to a value that is not a ref: a longer chain is left unresolved, with a
+#: warning when the document is loaded (the loader, the bundler and the resolver all stop here).
+MAX_REF_CHAIN = 64
 
 
 def decode_pointer(ref: str) -> list[str] | None:
@@ -57,7 +59,7 @@ class RefResolver:
         seen: set[str] = set()
         while isinstance(value, Mapping) and isinstance(value.get("$ref"), str):
             ref = value["$ref"]
-            if ref in seen or len(seen) >= _MAX_CHAIN:
+            if ref in seen or len(seen) >= MAX_REF_CHAIN:
                 return None, ref
             seen.add(ref)
             last = ref

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from catalog._bundle import Bundler
 from catalog._parse import RefScan, parse_text
 from catalog._pointer import MISSING, join_pointer, lookup, split_fragment
+from catalog._refs import MAX_REF_CHAIN
 from catalog.errors import DocumentError
 from catalog.fetched import Fetch, Fetched, looks_like_html, read_file
 from catalog.swagger2 import OPENAPI_VERSION, convert_swagger2
@@ -319,7 +320,8 @@ def _swagger_error(version: Any, location: str, pointer: str) -> DocumentError:
 
 
 def _needs_bundling(tree: Mapping[str, Any], scan: RefScan) -> bool:
-    """Whether any ref is non-local, broken or part of a cycle; if none is, the tree needs no walk at all."""
+    """Whether any ref is non-local, broken, part of a cycle or starts a chain of more than MAX_REF_CHAIN refs; if
+    none is, the tree needs no walk at all."""
     if scan.irregular:
         return True
     for ref in scan.values:
@@ -330,8 +332,8 @@ def _needs_bundling(tree: Mapping[str, Any], scan: RefScan) -> bool:
         seen = {ref}
         while isinstance(target, dict) and isinstance(target.get("$ref"), str):
             following = target["$ref"]
-            if following in seen or not following.startswith("#"):
-                return True
+            if following in seen or not following.startswith("#") or len(seen) >= MAX_REF_CHAIN:
+                return True  # the bundler leaves it as it is, with a warning
             seen.add(following)
             tokens = split_fragment(following[1:])
             target = MISSING if tokens is None else lookup(tree, tokens)

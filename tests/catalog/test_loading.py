@@ -788,6 +788,28 @@ def test_reference_cycles_are_warned_and_left_instead_of_hanging(tmp_path: Path)
     assert cycles == ["#/components/schemas/C", "#/components/schemas/A", "#/components/schemas/B"]
 
 
+def chain_document(links: int) -> str:
+    """A document whose schemas S0 -> S1 -> ... -> S<links> are a chain of local refs ending in a string."""
+    schemas = {f"S{i}": {"$ref": f"#/components/schemas/S{i + 1}"} for i in range(links)}
+    schemas[f"S{links}"] = {"type": "string"}
+    info = {"title": "T", "version": "1"}
+    return json.dumps({"openapi": "3.0.3", "info": info, "paths": {}, "components": {"schemas": schemas}})
+
+
+def test_a_chain_of_64_local_refs_is_followed_and_a_longer_one_is_left_with_a_warning_naming_it() -> None:
+    assert load_document(chain_document(64)).warnings == ()
+    document = load_document(chain_document(66))
+    assert [(w.pointer, w.message) for w in document.warnings] == [
+        (
+            f"#/components/schemas/S{i}",
+            f"$ref '#/components/schemas/S{i + 1}' starts a chain of more than 64 refs (its 65th target is "
+            f"<document>#/components/schemas/S{i + 65}); left as it is: point it at the chain's end",
+        )
+        for i in (0, 1)
+    ]
+    assert document.data["components"]["schemas"]["S0"] == {"$ref": "#/components/schemas/S1"}
+
+
 def test_recursive_schemas_across_files_bundle_finitely(tmp_path: Path) -> None:
     path = write(
         tmp_path,
