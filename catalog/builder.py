@@ -25,7 +25,16 @@ from catalog.naming import (
     snake_case,
     split_words,
 )
-from catalog.schemas import DEFAULT_MAX_SCHEMA_NODES, MAX_SCHEMA_DEPTH, TOO_DEEP, SchemaSpace
+from catalog.schemas import (
+    DEFAULT_MAX_SCHEMA_NODES,
+    MAX_CATALOG_INLINED_NODES,
+    MAX_INLINED_NODES,
+    MAX_SCHEMA_DEPTH,
+    TOO_DEEP,
+    TOO_LARGE,
+    NodeBudget,
+    SchemaSpace,
+)
 
 __all__ = ["build_catalog", "load_catalog"]
 
@@ -101,6 +110,8 @@ class _Operation:
     fallback_name: str = ""
     refs_in_args: set[str] = field(default_factory=set)
     refs_in_result: set[str] = field(default_factory=set)
+    #: The nodes inlining `$ref`s may build for this operation's argument and result schemas.
+    inlining: NodeBudget = field(default_factory=lambda: NodeBudget(0))
 
 
 class _Builder:
@@ -119,6 +130,7 @@ class _Builder:
         self.resolver = RefResolver(self.data)
         self.space = SchemaSpace(self.resolver, openapi_30=document.openapi.startswith("3.0"))
         self.max_schema_nodes = max_schema_nodes
+        self.inlining = NodeBudget(MAX_CATALOG_INLINED_NODES)
         self.warnings: list[DocumentWarning] = list(document.warnings)
 
     def warn(self, pointer: str, message: str) -> None:
@@ -253,8 +265,22 @@ class _Builder:
 
     def _function(self, op: _Operation, name: str) -> Function:
         operation = op.operation
+        op.inlining = NodeBudget(MAX_INLINED_NODES, within=self.inlining)
         args, body_type, request_types, body_required, body_term = self._args(op)
         returns, return_schema, response_types = self._result(op)
+        if op.inlining.cut is not None:
+            limit = (
+                f"the catalog's {MAX_CATALOG_INLINED_NODES:,}"
+                if self.inlining.left == 0
+                else f"one function's {MAX_INLINED_NODES:,}"
+            )
+            self.warn(
+                op.pointer,
+                f"{op.module}.{name}: inlining $ref {op.inlining.cut!r} (and the refs inside it) would build more "
+                f"schema nodes than {limit}; the parts past that are left out of its arguments and result (they accept "
+                "anything). Make the schemas that refs repeat named components (#/components/schemas/...), which "
+                "are referenced instead of copied",
+            )
         declared, problem = document_effect(operation, op.method)
         if problem is not None:
             self.warn(op.pointer, problem)
@@ -366,7 +392,7 @@ class _Builder:
             if schema is None and isinstance(parameter.get("content"), Mapping):
                 media = next(iter(parameter["content"].values()), None)
                 schema = media.get("schema") if isinstance(media, Mapping) else None
-            kept = self._keep_named(schema, op.refs_in_args)
+            kept = self._keep_named(schema, op.refs_in_args, op.inlining)
             explode = parameter.get("explode")
             style = parameter.get("style")
             args.append(
@@ -411,7 +437,7 @@ class _Builder:
                         location="body",
                         required=required and name in required_names,
                         description=_text(resolved.get("description")) if isinstance(resolved, Mapping) else "",
-                        schema=self._keep_named(schema, op.refs_in_args),
+                        schema=self._keep_named(schema, op.refs_in_args, op.inlining),
                         body_property=name,
                     )
                 )
@@ -422,7 +448,7 @@ class _Builder:
             location="body",
             required=required,
             description=_text(body.get("description")),
-            schema=self._keep_named(raw_schema, op.refs_in_args),
+            schema=self._keep_named(raw_schema, op.refs_in_args, op.inlining),
         )
         return [whole], chosen, request_types, required, term
 
@@ -477,7 +503,7 @@ class _Builder:
             raw = media.get("schema") if isinstance(media, Mapping) else None
             if raw is None:
                 continue
-            schema = self._keep_named(raw, op.refs_in_result)
+            schema = self._keep_named(raw, op.refs_in_result, op.inlining)
             returns = RefResolver.schema_name(raw)
             if returns is None:
                 resolved, _ = self.resolver.deref(raw)
@@ -485,34 +511,44 @@ class _Builder:
                     returns = RefResolver.schema_name(resolved.get("items"))
         return returns, schema, tuple(types)
 
-    def _keep_named(self, schema: Any, refs: set[str], seen: tuple[str, ...] = (), depth: int = 0) -> dict[str, Any]:
+    def _keep_named(
+        self, schema: Any, refs: set[str], budget: NodeBudget, seen: tuple[str, ...] = (), depth: int = 0
+    ) -> dict[str, Any]:
         """A copy of `schema` with refs inlined, except refs to named component schemas (recorded in `refs`).
 
-        Subschemas nested more than MAX_SCHEMA_DEPTH levels deep are cut (TOO_DEEP stands for them).
+        Subschemas nested more than MAX_SCHEMA_DEPTH levels deep are cut (TOO_DEEP stands for them), and so are
+        the nodes of inlined refs past `budget` (TOO_LARGE stands for them).
         """
+        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
+        if isinstance(ref, str) and depth <= MAX_SCHEMA_DEPTH and ref not in seen and len(seen) <= 16:
+            name = RefResolver.schema_name(schema)
+            named = name is not None and name in self.resolver.schemas
+            target = None if named else self.resolver.deref(schema)[0]
+            if target is not None:
+                # The ref is replaced by its target: what that builds is what counts against the budget.
+                return self._keep_named(target, refs, budget, (*seen, ref), depth)
+        if seen and not budget.spend(seen[0]):
+            return dict(TOO_LARGE)
         if not isinstance(schema, Mapping):
             return {} if schema is None or schema is True else {"not": {}} if schema is False else {}
         if depth > MAX_SCHEMA_DEPTH:
             return dict(TOO_DEEP)
-        ref = schema.get("$ref")
         if isinstance(ref, str):
             name = RefResolver.schema_name(schema)
             if name is not None and name in self.resolver.schemas:
                 refs.add(name)
                 return dict(schema)
-            if ref in seen or len(seen) > 16:
-                return {}
-            target, _ = self.resolver.deref(schema)
-            return self._keep_named(target, refs, (*seen, ref), depth) if target is not None else dict(schema)
+            # A cycle, a chain too long, or a ref to nothing.
+            return {} if ref in seen or len(seen) > 16 else dict(schema)
         out: dict[str, Any] = {}
         below = depth + 1
         for key, value in schema.items():
             if key == "properties" and isinstance(value, Mapping):
-                out[key] = {str(k): self._keep_named(v, refs, seen, below) for k, v in value.items()}
+                out[key] = {str(k): self._keep_named(v, refs, budget, seen, below) for k, v in value.items()}
             elif key in _SCHEMA_KEYS_WITH_SCHEMA and isinstance(value, Mapping):
-                out[key] = self._keep_named(value, refs, seen, below)
+                out[key] = self._keep_named(value, refs, budget, seen, below)
             elif key in _SCHEMA_KEYS_WITH_LIST and isinstance(value, list):
-                out[key] = [self._keep_named(v, refs, seen, below) for v in value]
+                out[key] = [self._keep_named(v, refs, budget, seen, below) for v in value]
             else:
                 out[key] = value
         return out

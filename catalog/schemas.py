@@ -16,8 +16,12 @@ from catalog.errors import SchemaTooLargeError
 
 __all__ = [
     "DEFAULT_MAX_SCHEMA_NODES",
+    "MAX_CATALOG_INLINED_NODES",
+    "MAX_INLINED_NODES",
     "MAX_SCHEMA_DEPTH",
     "TOO_DEEP",
+    "TOO_LARGE",
+    "NodeBudget",
     "SchemaSpace",
     "check_size",
     "count_nodes",
@@ -36,7 +40,41 @@ TOO_DEEP: Final[dict[str, Any]] = {
     "description": f"(nested more than {MAX_SCHEMA_DEPTH} levels deep: not described further)"
 }
 
+#: The most schema nodes that inlining `$ref`s (refs to anything but a named component schema, which stay refs) may
+#: build for one function's argument and result schemas, or for one converted schema. Real documents build under
+#: 130; a few kilobytes of refs to refs to ... would build billions.
+MAX_INLINED_NODES = 10_000
+#: The most schema nodes inlining `$ref`s may build for all the functions of one catalog (real documents: under 300).
+MAX_CATALOG_INLINED_NODES = 100_000
+#: What stands for a schema that inlining `$ref`s would have built past its budget (it accepts anything).
+TOO_LARGE: Final[dict[str, Any]] = {
+    "description": "(not described: inlining its $refs would build more schema nodes than the catalog allows)"
+}
+
 JSONSchema = dict[str, Any]
+
+
+class NodeBudget:
+    """The schema nodes that inlining `$ref`s may still build: `nodes`, and no more than the budget it is `within`.
+
+    `cut` is the first ref whose target was cut short for want of nodes (None while none was).
+    """
+
+    def __init__(self, nodes: int, *, within: NodeBudget | None = None) -> None:
+        self.left = nodes
+        self.within = within
+        self.cut: str | None = None
+
+    def spend(self, ref: str) -> bool:
+        """Take one node for the target of `ref`; False, noting `ref` as `cut`, when none is left."""
+        if self.left > 0 and (self.within is None or self.within.spend(ref)):
+            self.left -= 1
+            return True
+        self.left = 0
+        if self.cut is None:
+            self.cut = ref
+        return False
+
 
 _TYPES = frozenset({"string", "number", "integer", "boolean", "array", "object", "null"})
 _SCHEMA_MAP_KEYWORDS = ("properties", "patternProperties", "dependentSchemas", "$defs", "definitions")
@@ -102,9 +140,12 @@ class SchemaSpace:
         self._components: dict[str, tuple[JSONSchema, frozenset[str]]] = {}
 
     def convert(self, schema: Any) -> tuple[JSONSchema, frozenset[str]]:
-        """`schema` as JSON Schema 2020-12, and the names of the component schemas it references directly."""
+        """`schema` as JSON Schema 2020-12, and the names of the component schemas it references directly.
+
+        Other refs are inlined, within MAX_INLINED_NODES: TOO_LARGE stands for what lies past it.
+        """
         names: set[str] = set()
-        converted = self._convert(schema, names, (), 0)
+        converted = self._convert(schema, names, (), 0, NodeBudget(MAX_INLINED_NODES))
         return converted, frozenset(names)
 
     def component(self, name: str) -> tuple[JSONSchema, frozenset[str]]:
@@ -138,16 +179,14 @@ class SchemaSpace:
             result["$defs"] = defs
         return result
 
-    def _convert(self, schema: Any, names: set[str], inlining: tuple[str, ...], depth: int) -> JSONSchema:
+    def _convert(
+        self, schema: Any, names: set[str], inlining: tuple[str, ...], depth: int, budget: NodeBudget
+    ) -> JSONSchema:
         if depth > MAX_SCHEMA_DEPTH:
             return dict(TOO_DEEP)
-        if isinstance(schema, bool):
-            return {} if schema else {"not": {}}
-        if not isinstance(schema, Mapping):
-            return {}
-        ref = schema.get("$ref")
+        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
         if isinstance(ref, str):
-            target = self._ref(ref, names, inlining, depth)
+            target = self._ref(ref, names, inlining, depth, budget)
             siblings = {key: value for key, value in schema.items() if key != "$ref"}
             if not siblings or self._openapi_30:
                 # OpenAPI 3.0: siblings of $ref are ignored, except that a description is worth keeping.
@@ -155,41 +194,50 @@ class SchemaSpace:
                 if isinstance(description, str) and description and "$ref" in target:
                     return {**target, "description": description}
                 return target
-            rest = self._convert(siblings, names, inlining, depth)
+            rest = self._convert(siblings, names, inlining, depth, budget)
             return {**rest, **target} if "$ref" in target else {"allOf": [target], **rest}
-        return self._convert_object(schema, names, inlining, depth + 1)
+        if inlining and not budget.spend(inlining[0]):
+            return dict(TOO_LARGE)
+        if isinstance(schema, bool):
+            return {} if schema else {"not": {}}
+        if not isinstance(schema, Mapping):
+            return {}
+        return self._convert_object(schema, names, inlining, depth + 1, budget)
 
-    def _ref(self, ref: str, names: set[str], inlining: tuple[str, ...], depth: int) -> JSONSchema:
+    def _ref(self, ref: str, names: set[str], inlining: tuple[str, ...], depth: int, budget: NodeBudget) -> JSONSchema:
         name = RefResolver.schema_name({"$ref": ref})
-        if name is not None and name in self._resolver.schemas:
+        named = name is not None and name in self._resolver.schemas
+        if not named and ref not in inlining:
+            target, _ = self._resolver.deref({"$ref": ref})
+            if target is not None:
+                # The ref is replaced by its target: what that builds is what counts against the budget.
+                return self._convert(target, names, (*inlining, ref), depth + 1, budget)
+        if inlining and not budget.spend(inlining[0]):
+            return dict(TOO_LARGE)
+        if name is not None and named:
             names.add(name)
             return {"$ref": defs_ref(name)}
-        if ref in inlining:
-            return {}  # A cycle through unnamed schemas: cut it rather than recurse forever.
-        target, _ = self._resolver.deref({"$ref": ref})
-        if target is None:
-            return {}
-        return self._convert(target, names, (*inlining, ref), depth + 1)
+        return {}  # A ref to nothing, or a cycle through unnamed schemas: cut it rather than recurse forever.
 
     def _convert_object(
-        self, schema: Mapping[str, Any], names: set[str], inlining: tuple[str, ...], depth: int
+        self, schema: Mapping[str, Any], names: set[str], inlining: tuple[str, ...], depth: int, budget: NodeBudget
     ) -> JSONSchema:
         """`schema`'s keywords in 2020-12; its subschemas are converted at `depth` (one below `schema`)."""
         out: JSONSchema = {}
         for key, value in schema.items():
             if key in _SCHEMA_MAP_KEYWORDS:
                 if isinstance(value, Mapping):
-                    out[key] = {str(k): self._convert(v, names, inlining, depth) for k, v in value.items()}
+                    out[key] = {str(k): self._convert(v, names, inlining, depth, budget) for k, v in value.items()}
             elif key in _SCHEMA_KEYWORDS:
                 if key == "items" and isinstance(value, list):
-                    out["prefixItems"] = [self._convert(v, names, inlining, depth) for v in value]
+                    out["prefixItems"] = [self._convert(v, names, inlining, depth, budget) for v in value]
                 elif key == "additionalProperties" and isinstance(value, bool):
                     out[key] = value
                 elif isinstance(value, Mapping | bool):
-                    out[key] = self._convert(value, names, inlining, depth)
+                    out[key] = self._convert(value, names, inlining, depth, budget)
             elif key in _SCHEMA_LIST_KEYWORDS:
                 if isinstance(value, list) and value:
-                    out[key] = [self._convert(v, names, inlining, depth) for v in value]
+                    out[key] = [self._convert(v, names, inlining, depth, budget) for v in value]
             elif key == "type":
                 kind = _convert_type(value)
                 if kind is not None:

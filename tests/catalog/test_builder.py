@@ -13,7 +13,14 @@ from catalog.errors import DocumentError, SchemaTooLargeError, UnknownNameError
 from catalog.loading import load_document
 from catalog.model import Catalog
 from catalog.render import describe_function, explain_term
-from catalog.schemas import MAX_SCHEMA_DEPTH, TOO_DEEP
+from catalog.schemas import (
+    MAX_CATALOG_INLINED_NODES,
+    MAX_INLINED_NODES,
+    MAX_SCHEMA_DEPTH,
+    TOO_DEEP,
+    TOO_LARGE,
+    count_nodes,
+)
 from catalog.snapshot import catalog_snapshot, dump_snapshot
 
 
@@ -360,6 +367,69 @@ def test_schemas_nested_past_the_depth_cap_are_cut_there_and_never_exhaust_the_s
     assert json.loads(dump_snapshot(catalog_snapshot(catalog)))["terms"][0]["name"] == "Deep"
     assert describe_function(catalog, function).startswith("a.post_a(")
     assert explain_term(catalog, catalog.term("Deep")).startswith("Deep")
+
+
+def fan_out(levels: int) -> dict[str, Any]:
+    """Schemas L0..L<levels> under `x-defs` (not named components, so refs to them are inlined), each with 8
+    properties that refer to the next: inlined in full, L0 is 8**levels strings."""
+    defs: dict[str, Any] = {
+        f"L{i}": {"type": "object", "properties": {f"p{j}": {"$ref": f"#/x-defs/L{i + 1}"} for j in range(8)}}
+        for i in range(levels)
+    }
+    defs[f"L{levels}"] = {"type": "string"}
+    return defs
+
+
+def posting(schema: dict[str, Any]) -> dict[str, Any]:
+    return op(requestBody={"content": {"application/json": {"schema": schema}}})
+
+
+def test_refs_that_repeat_a_schema_at_every_level_build_a_bounded_schema_and_say_what_they_left_out() -> None:
+    # 8**6 = 262,144 strings inlined in full (a 2 KB document; each level more is 8 times that).
+    catalog = catalog_of({"/items": {"post": posting({"$ref": "#/x-defs/L0"})}}, **{"x-defs": fan_out(6)})
+    function = catalog.function("items.post_items")
+    schema = function.input_schema(capped=False)
+    assert MAX_INLINED_NODES < count_nodes(schema) < 2 * MAX_INLINED_NODES
+    assert schema["properties"]["p7"] == TOO_LARGE  # the budget went to p0..p6, depth first
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert [(w.pointer, w.message) for w in catalog.warnings] == [
+        (
+            "#/paths/~1items/post",
+            "items.post_items: inlining $ref '#/x-defs/L1' (and the refs inside it) would build more schema nodes "
+            "than one function's 10,000; the parts past that are left out of its arguments and result (they accept "
+            "anything). Make the schemas that refs repeat named components (#/components/schemas/...), which are "
+            "referenced instead of copied",
+        )
+    ]
+    with pytest.raises(SchemaTooLargeError):
+        function.input_schema()  # too large to advertise as a tool, as any schema over the node cap
+    assert describe_function(catalog, function).startswith("items.post_items(")
+
+
+def test_functions_that_repeat_one_fan_out_share_the_catalog_budget_and_each_says_it_was_cut() -> None:
+    paths = {f"/items{i:02}": {"post": posting({"$ref": "#/x-defs/L0"})} for i in range(15)}
+    catalog = catalog_of(paths, **{"x-defs": fan_out(5)})
+    # count_nodes also counts each `properties` mapping: at most one more per schema node.
+    built = [sum(count_nodes(arg.schema) for arg in function.args) for function in catalog.functions()]
+    assert sum(built) < 2 * MAX_CATALOG_INLINED_NODES
+    assert MAX_INLINED_NODES < built[0] < 2 * MAX_INLINED_NODES
+    assert built[-1] == 8  # p0..p7, each TOO_LARGE
+    assert len(catalog.warnings) == 15
+    assert "than one function's 10,000" in catalog.warnings[0].message
+    assert "than the catalog's 100,000" in catalog.warnings[-1].message
+
+
+def test_a_named_schema_whose_unnamed_refs_fan_out_converts_to_a_bounded_schema() -> None:
+    result = {"200": {"description": "ok", "content": {"application/json": {"schema": {"$ref": "#/x-defs/Named"}}}}}
+    catalog = catalog_of(
+        {"/items": {"get": {"responses": result}}},
+        schemas={"Big": {"type": "object", "properties": {"a": {"$ref": "#/x-defs/L0"}}}},
+        **{"x-defs": {**fan_out(6), "Named": {"$ref": "#/components/schemas/Big"}}},
+    )
+    schema = catalog.function("items.get_items").result_schema(capped=False)
+    assert schema is not None
+    assert MAX_INLINED_NODES < count_nodes(schema) < 2 * MAX_INLINED_NODES
+    jsonschema.Draft202012Validator.check_schema(schema)
 
 
 def test_terms_are_found_by_exact_name_then_case_insensitively_by_name_or_alias() -> None:
