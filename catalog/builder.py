@@ -17,7 +17,7 @@ from catalog.effects import Effect, EffectRules, EffectSource, document_effect, 
 from catalog.errors import CatalogConfigError, DocumentError
 from catalog.fetched import Fetch, read_file
 from catalog.loading import Document, DocumentWarning, load_document
-from catalog.model import Arg, ArgLocation, Catalog, Function, Module, Term
+from catalog.model import Arg, ArgLocation, Catalog, Function, Module, SecurityRequirement, Term
 from catalog.naming import (
     clean_operation_id,
     function_name_from_route,
@@ -281,6 +281,7 @@ class _Builder:
                 "anything). Make the schemas that refs repeat named components (#/components/schemas/...), which "
                 "are referenced instead of copied",
             )
+        security = self._security(op)
         declared, problem = document_effect(operation, op.method)
         if problem is not None:
             self.warn(op.pointer, problem)
@@ -308,34 +309,51 @@ class _Builder:
             body_term=body_term,
             operation_id=operation.get("operationId") if isinstance(operation.get("operationId"), str) else None,
             server=self._own_server(op),
-            oauth_scopes=self._oauth_scopes(op),
+            oauth_scopes=self._oauth_scopes(security),
+            security=security,
             _space=self.space,
             _max_nodes=self.max_schema_nodes,
         )
 
-    def _oauth_scopes(self, op: _Operation) -> tuple[tuple[str, ...], ...]:
-        """The scope sets of the operation's security requirements (OAS 3.1 §4.8.30: any one requirement will do;
-        each needs all its schemes), counting `oauth2` and `openIdConnect` schemes; () when one requirement needs
-        no scope (it is met without any, e.g. an API key, or `security: []`, public)."""
+    def _security(self, op: _Operation) -> tuple[SecurityRequirement, ...]:
+        """The operation's security requirements (its `security`, else the document's; OAS 3.1 §4.8.30: any one
+        requirement will do, each needs all its schemes), scheme names and scopes sorted, requirements sorted."""
         security = op.operation.get("security", self.data.get("security"))
-        if not isinstance(security, list) or not security:
+        if not isinstance(security, list):
+            return ()
+        requirements: set[SecurityRequirement] = set()
+        for requirement in security:
+            if isinstance(requirement, Mapping):
+                requirements.add(
+                    tuple(
+                        sorted(
+                            (
+                                str(scheme),
+                                tuple(sorted({s for s in scopes if isinstance(s, str)}))
+                                if isinstance(scopes, list)
+                                else (),
+                            )
+                            for scheme, scopes in requirement.items()
+                        )
+                    )
+                )
+        return tuple(sorted(requirements))
+
+    def _oauth_scopes(self, security: tuple[SecurityRequirement, ...]) -> tuple[tuple[str, ...], ...]:
+        """The scope sets of the security requirements, counting `oauth2` and `openIdConnect` schemes; () when one
+        requirement needs no scope (it is met without any, e.g. an API key, or `security: []`, public)."""
+        if not security:
             return ()
         components = self.data.get("components")
         schemes = components.get("securitySchemes") if isinstance(components, Mapping) else None
         schemes = schemes if isinstance(schemes, Mapping) else {}
         alternatives: set[tuple[str, ...]] = set()
         for requirement in security:
-            if not isinstance(requirement, Mapping):
-                continue
             needed: set[str] = set()
-            for scheme_name, scopes in requirement.items():
+            for scheme_name, scopes in requirement:
                 scheme, _ = self.resolver.deref(schemes.get(scheme_name))
-                if (
-                    isinstance(scheme, Mapping)
-                    and scheme.get("type") in ("oauth2", "openIdConnect")
-                    and isinstance(scopes, list)
-                ):
-                    needed.update(scope for scope in scopes if isinstance(scope, str) and scope)
+                if isinstance(scheme, Mapping) and scheme.get("type") in ("oauth2", "openIdConnect"):
+                    needed.update(scope for scope in scopes if scope)
             if not needed:
                 return ()
             alternatives.add(tuple(sorted(needed)))

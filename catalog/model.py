@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 from urllib.parse import unquote
 
 from catalog.errors import UnknownNameError, shown
@@ -20,10 +20,16 @@ if TYPE_CHECKING:
     from catalog.loading import DocumentWarning
     from catalog.schemas import SchemaSpace
 
-__all__ = ["Arg", "ArgLocation", "Catalog", "Function", "Module", "Term"]
+__all__ = ["Arg", "ArgLocation", "Catalog", "Function", "Module", "SecurityRequirement", "Term"]
 
 ArgLocation = Literal["path", "query", "header", "cookie", "body"]
 JSONSchema = dict[str, Any]
+#: One security requirement of an operation (OpenAPI `security` entry): each scheme it needs, with the scopes
+#: it needs of that scheme, sorted by scheme name.
+SecurityRequirement = tuple[tuple[str, tuple[str, ...]], ...]
+
+#: The style a parameter is sent in when it declares none (OAS 3.1 §4.8.12.4).
+_DEFAULT_STYLE: Final[Mapping[str, str]] = {"query": "form", "cookie": "form", "path": "simple", "header": "simple"}
 
 #: Property names the Claude API accepts in a tool's input schema.
 _PROPERTY_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -45,6 +51,26 @@ class Arg:
     explode: bool | None = None
     #: For `body` args: the body property it fills, or None when the arg is the whole body.
     body_property: str | None = None
+
+    @property
+    def style_used(self) -> str:
+        """The style the value is sent in: the declared one, else the location's default (form in query and
+        cookie, simple in path and header); "" for body args."""
+        return self.style or _DEFAULT_STYLE.get(self.location, "")
+
+    @property
+    def exploded(self) -> bool:
+        """Whether arrays and objects are sent exploded: as declared, else only in the form style of a query or
+        cookie (OAS 3.1 §4.8.12.4; the only locations form is defined for)."""
+        if self.explode is not None:
+            return self.explode
+        return self.style_used == "form" and _DEFAULT_STYLE.get(self.location) == "form"
+
+    @property
+    def default_serialization(self) -> bool:
+        """True when the arg is sent the way its location sends a parameter that declares no style or explode."""
+        default = _DEFAULT_STYLE.get(self.location, "")
+        return self.style_used == default and self.exploded == (default == "form")
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -80,6 +106,9 @@ class Function:
     #: The OAuth scopes the document requires of a call (its `security`, or the document's, on `oauth2` and
     #: `openIdConnect` schemes): any one of these sets will do; empty when a call needs none.
     oauth_scopes: tuple[tuple[str, ...], ...] = ()
+    #: The security requirements of a call as the document states them (its `security`, or the document's), any
+    #: one of which will do, sorted; empty when the document requires none.
+    security: tuple[SecurityRequirement, ...] = ()
     composite: Composite | None = None
     _space: SchemaSpace | None = field(default=None, repr=False, compare=False)
     _max_nodes: int = field(default=1000, repr=False, compare=False)

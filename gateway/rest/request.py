@@ -102,7 +102,7 @@ def build_request(function: Function, args: Mapping[str, Any]) -> RestRequest:
         elif arg.location == "query":
             query.extend(_query_pairs(arg, value))
         elif arg.location == "header":
-            headers.append((arg.name, _header_text(arg, _simple(value, explode=bool(arg.explode)))))
+            headers.append((arg.name, _header_text(arg, _simple(value, explode=arg.exploded))))
         elif arg.location == "cookie":
             cookies.append(f"{arg.name}={_header_text(arg, _simple(value, explode=False), cookie=True)}")
         elif arg.body_property is not None:
@@ -293,8 +293,7 @@ _DECODINGS: Final = 4
 
 
 def _path_value(arg: Arg, value: Any) -> str:
-    style = arg.style or "simple"
-    explode = bool(arg.explode)
+    style, explode = arg.style_used, arg.exploded
     if style == "simple":
         encoded = quote(_simple(value, explode=explode), safe=",=")
         if not encoded:
@@ -312,8 +311,7 @@ def _path_value(arg: Arg, value: Any) -> str:
 
 
 def _query_pairs(arg: Arg, value: Any) -> list[tuple[str, str]]:
-    style = arg.style or "form"
-    explode = arg.explode if arg.explode is not None else style == "form"
+    style, explode = arg.style_used, arg.exploded
     if style == "deepObject" and isinstance(value, Mapping):
         return _form_pairs(arg.name, value)
     if isinstance(value, list):
