@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from catalog.model import Arg, Catalog, Function, Term
 from catalog.render import function_line, return_type, signature, type_of
 from catalog.schemas import MAX_SCHEMA_DEPTH, TOO_DEEP
 
-__all__ = ["SNAPSHOT_FORMAT", "catalog_snapshot", "dump_snapshot"]
+__all__ = ["SNAPSHOT_FORMAT", "catalog_snapshot", "dump_snapshot", "server_url"]
 
 #: Bumped when the layout of the snapshot changes, so a diff can say "format changed" instead of "API changed".
-SNAPSHOT_FORMAT = 1
+#: 2 added where calls go and who may make them: the servers, each function's own server and security, and each
+#: argument's style and explode when they are not its location's defaults.
+SNAPSHOT_FORMAT = 2
 
 
 def catalog_snapshot(catalog: Catalog) -> dict[str, Any]:
@@ -21,6 +24,7 @@ def catalog_snapshot(catalog: Catalog) -> dict[str, Any]:
         "format": SNAPSHOT_FORMAT,
         "title": catalog.title,
         "version": catalog.version,
+        "servers": [server_url(url) for url in catalog.servers],
         "modules": [
             {
                 "name": module.name,
@@ -54,6 +58,12 @@ def _function(function: Function) -> dict[str, Any]:
         "deprecated": function.deprecated,
         "composite": function.is_composite,
     }
+    if function.server is not None:
+        data["server"] = server_url(function.server)
+    if function.security:
+        data["security"] = [
+            {scheme: list(scopes) for scheme, scopes in requirement} for requirement in function.security
+        ]
     if function.request_content_types:
         data["request_content_types"] = list(function.request_content_types)
     if function.response_content_types:
@@ -61,8 +71,15 @@ def _function(function: Function) -> dict[str, Any]:
     return data
 
 
+def server_url(url: str) -> str:
+    """A server URL as a snapshot records it: as the catalog resolved it, without user name, password, query or
+    fragment (calls are not sent with the query; credentials are never written down)."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
 def _arg(arg: Arg) -> dict[str, Any]:
-    return {
+    data: dict[str, Any] = {
         "name": arg.name,
         "in": arg.location,
         "required": arg.required,
@@ -70,6 +87,11 @@ def _arg(arg: Arg) -> dict[str, Any]:
         "description": arg.description,
         "schema": _sorted(arg.schema),
     }
+    if not arg.default_serialization:
+        # Only where it is not the location's default, so documents that rely on the defaults say nothing.
+        data["style"] = arg.style_used
+        data["explode"] = arg.exploded
+    return data
 
 
 def _term(term: Term) -> dict[str, Any]:

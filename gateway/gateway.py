@@ -19,6 +19,7 @@ from catalog.errors import CatalogError
 from catalog.loading import load_document
 from catalog.model import Catalog
 from catalog.search import SearchIndex
+from catalog.servers import first_absolute_server
 from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
 from gateway.extras import announce
@@ -153,7 +154,7 @@ class Gateway:
         #: Where calls go: an upstream base URL (given, or the document's first absolute server), else None.
         self.upstream = config.upstream if config.app is None else None
         if config.app is None and self.upstream is None:
-            self.upstream = _first_absolute_server(self.catalog)
+            self.upstream = first_absolute_server(self.catalog.servers)
         self.transport: Transport | None = _transport(config, self.catalog, self.upstream)
         self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=config.limits.timeout)
         #: The run_script tool when `scripts` is given; it owns the sandbox's worker processes (see lifespan()).
@@ -507,14 +508,6 @@ def _warn_about_document(config: GatewayConfig, catalog: Catalog) -> None:
             "the API's title is FastAPI's default 'FastAPI', which clients show as the server's name: set "
             "FastAPI(title=...) or give the gateway a name"
         )
-
-
-def _first_absolute_server(catalog: Catalog) -> str | None:
-    """Where a document alone says the API lives: its first absolute server URL (variables at their defaults)."""
-    return next(
-        (url for url in catalog.servers if url.startswith(("http://", "https://")) and "{" not in url),
-        None,
-    )
 
 
 def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) -> Transport | None:

@@ -9,9 +9,11 @@ compares a gateway with its committed file; `diff_snapshots` classifies each cha
 - breaking: a function, tool, module, term or alias removed or renamed; an argument added as required, made
   required, removed, or its type narrowed; an enum value removed; a return type changed; a function or tool
   that now writes or destroys; a field of a term removed; a resource, template or prompt removed, a resource's
-  media type changed, a prompt argument removed, added as required or made required.
+  media type changed, a prompt argument removed, added as required or made required; calls sent to another
+  scheme or host (the API's servers, or a function's own server, `gateway.snapshot.calls_diff`); a function's
+  security that admits fewer callers; a catalog format older than this version's (re-record the file).
 - non-breaking: additions, new optional arguments, widened argument types, wording (summaries, descriptions,
-  instructions, titles), routes, deprecations.
+  instructions, titles), routes, deprecations, another path on the same host, an argument's style or explode.
 
 `gateway.snapshot.report` prints a check for a terminal, a pull-request comment or GitHub annotations.
 """

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from gateway.snapshot.calls_diff import own_server_change, security_change, servers_changes, style_change
 from gateway.snapshot.resources_diff import surface_changes
 from gateway.snapshot.schema_diff import Direction, schema_changes
 
@@ -101,11 +102,23 @@ def diff_snapshots(old: Mapping[str, Any], new: Mapping[str, Any]) -> SnapshotDi
         out.add(False, "instructions", "", f"changed{_shown(before, after) or _lines(before, after)}")
     _tools(_listed(old.get("tools")), _listed(new.get("tools")), out)
     old_catalog, new_catalog = _mapping(old.get("catalog")), _mapping(new.get("catalog"))
-    for key in ("format", "title", "version"):
+    if old_catalog.get("format") != new_catalog.get("format"):
+        before, after = old_catalog.get("format"), new_catalog.get("format")
+        # Breaking whatever the gate: the older file does not record what the newer one does, so it cannot vouch
+        # for it until it is written again.
+        out.add(
+            True,
+            "snapshot",
+            "",
+            f"catalog format changed from {before!r} to {after!r}, which also records {_RECORDED.get(after, 'more')}: "
+            "re-record the file (accept this change) and review what it adds",
+        )
+        old_catalog, new_catalog = _common_format(old_catalog, new_catalog)
+    for key in ("title", "version"):
         if old_catalog.get(key) != new_catalog.get(key):
-            subject: Subject = "snapshot" if key == "format" else "server"
-            label = "catalog format" if key == "format" else f"API {key}"
-            out.add(False, subject, "", f"{label} changed{_shown(old_catalog.get(key), new_catalog.get(key))}")
+            out.add(False, "server", "", f"API {key} changed{_shown(old_catalog.get(key), new_catalog.get(key))}")
+    for breaking, message in servers_changes(old_catalog.get("servers"), new_catalog.get("servers")):
+        out.add(breaking, "server", "", message)
     old_modules, new_modules = _listed(old_catalog.get("modules")), _listed(new_catalog.get("modules"))
     _modules(old_modules, new_modules, out)
     _functions(_all_functions(old_modules), _all_functions(new_modules), out)
@@ -113,10 +126,50 @@ def diff_snapshots(old: Mapping[str, Any], new: Mapping[str, Any]) -> SnapshotDi
     surface_changes(old, new, out.add)
     handled = ("format", "server", "instructions", "tools", "catalog", "resources", "resourceTemplates", "prompts")
     _rest(old, new, handled, "snapshot", "", out)
-    _rest(old_catalog, new_catalog, ("format", "title", "version", "modules", "terms"), "snapshot", "", out)
+    _rest(old_catalog, new_catalog, ("format", "title", "version", "servers", "modules", "terms"), "snapshot", "", out)
     if not out.items and old != new:
         out.add(False, "snapshot", "", "the files differ in details this check does not classify")
     return SnapshotDiff(tuple(out.items.values()))
+
+
+#: What each catalog format added, for the message that asks to re-record an older file.
+_RECORDED: dict[object, str] = {
+    2: "where calls go and who may make them (servers, each function's own server and security, argument styles)",
+}
+#: The keys each catalog format added: at the catalog's top, in each function, in each argument.
+_ADDED_IN: dict[int, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
+    2: (("servers",), ("server", "security"), ("style", "explode")),
+}
+
+
+def _common_format(old: Mapping[str, Any], new: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """Both catalogs without the keys the older of their formats does not record, so that only what both record
+    is compared."""
+    formats = [value for value in (old.get("format"), new.get("format")) if isinstance(value, int)]
+    oldest = min(formats, default=0)
+    added = [keys for version, keys in _ADDED_IN.items() if version > oldest]
+    top, per_function, per_arg = (frozenset(key for keys in added for key in keys[level]) for level in range(3))
+
+    def function(entry: Any) -> Any:
+        if not isinstance(entry, Mapping):
+            return entry
+        args = [_without(arg, per_arg) for arg in entry.get("args") or []]
+        return {**_without(entry, per_function), "args": args}
+
+    def strip(catalog: Mapping[str, Any]) -> Mapping[str, Any]:
+        modules = [
+            {**module, "functions": [function(entry) for entry in module.get("functions") or []]}
+            if isinstance(module, Mapping)
+            else module
+            for module in catalog.get("modules") or []
+        ]
+        return {**_without(catalog, top), "modules": modules}
+
+    return strip(old), strip(new)
+
+
+def _without(value: Any, keys: frozenset[str]) -> Any:
+    return {key: item for key, item in value.items() if key not in keys} if isinstance(value, Mapping) else value
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -316,6 +369,8 @@ _FUNCTION_KEYS = (
     "read_only",
     "destructive",
     "deprecated",
+    "server",
+    "security",
 )
 
 
@@ -340,6 +395,12 @@ def _function(
         before = " ".join(_route(old) or ("composite",))
         after = " ".join(_route(new) or ("composite",))
         out.add(False, "function", name, f"route changed from {before} to {after} (agents call it by name)")
+    for found in (
+        own_server_change(old.get("server"), new.get("server")),
+        security_change(old.get("security"), new.get("security")),
+    ):
+        if found is not None:
+            out.add(found[0], "function", name, found[1])
     for key in ("summary", "description"):
         _wording(old, new, key, "function", name, out)
     _rest(old, new, _FUNCTION_KEYS + (tuple(_DERIVED) if renamed else ()), "function", name, out)
@@ -381,7 +442,17 @@ def _args(name: str, old_args: Iterable[Any], new_args: Iterable[Any], out: _Cha
         _schema(old_schema, new_schema, "function", name, out, root="arg", path=key, direction="input")
         if old_schema.get("description") == new_schema.get("description"):
             _wording(before, after, "description", "function", name, out)
-        _rest(before, after, ("name", "required", "in", "schema", "description"), "function", name, out)
+        sent = style_change(key, before, after)
+        if sent is not None:
+            out.add(sent[0], "function", name, sent[1])
+        _rest(
+            before,
+            after,
+            ("name", "required", "in", "schema", "description", "style", "explode"),
+            "function",
+            name,
+            out,
+        )
 
 
 # Terms

@@ -566,6 +566,142 @@ def test_snapshot_check_reads_a_spec_and_writes_the_step_summary_on_github(
     assert summary.read_text(encoding="utf-8").startswith("### Non-breaking changes to the agent-facing surface")
 
 
+# Where calls go and who may make them
+
+VENDOR: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Vendor API", "version": "1"},
+    "servers": [{"url": "https://api.vendor.example/v1"}],
+    "components": {
+        "securitySchemes": {
+            "oauth": {
+                "type": "oauth2",
+                "flows": {"clientCredentials": {"tokenUrl": "https://x/token", "scopes": {"admin": "", "read": ""}}},
+            }
+        }
+    },
+    "security": [{"oauth": ["read"]}],
+    "paths": {
+        "/orders/{id}": {
+            "delete": {
+                "operationId": "deleteOrder",
+                "tags": ["orders"],
+                "parameters": [
+                    {"name": "id", "in": "path", "required": True, "schema": {"type": "string"}},
+                    {"name": "filter", "in": "query", "schema": {"type": "object"}},
+                ],
+                "responses": {"204": {"description": "gone"}},
+            }
+        }
+    },
+}
+
+
+def _vendor(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    document = copy.deepcopy(VENDOR)
+    change(document)
+    return document
+
+
+def _delete(document: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = document["paths"]["/orders/{id}"]["delete"]
+    return found
+
+
+DOCUMENT_CHANGES: list[tuple[str, Callable[[dict[str, Any]], None], bool, str]] = [
+    (
+        "servers moved to plain http on another host",
+        lambda d: d.update(servers=[{"url": "http://collector.attacker.example/v1"}]),
+        True,
+        "server: calls now go to http://collector.attacker.example/v1, not https://api.vendor.example/v1 "
+        "(another host, plain http)",
+    ),
+    (
+        "servers moved to another path on the same host",
+        lambda d: d.update(servers=[{"url": "https://api.vendor.example/v2"}]),
+        False,
+        "server: calls now go to https://api.vendor.example/v2, not https://api.vendor.example/v1",
+    ),
+    (
+        "a second server listed",
+        lambda d: d["servers"].append({"url": "https://eu.vendor.example/v1"}),
+        False,
+        "server: API servers changed from [https://api.vendor.example/v1] to [https://api.vendor.example/v1, "
+        "https://eu.vendor.example/v1]",
+    ),
+    (
+        "an operation given its own server",
+        lambda d: _delete(d).update(servers=[{"url": "https://attacker.example"}]),
+        True,
+        "function orders.delete_order: now called at https://attacker.example, not at the API's servers",
+    ),
+    (
+        "a query parameter sent as deepObject",
+        lambda d: _delete(d)["parameters"][1].update(style="deepObject", explode=True),
+        False,
+        "function orders.delete_order: arg 'filter' now sent in style deepObject (explode true), not query's "
+        "default style",
+    ),
+    (
+        "a scope required",
+        lambda d: _delete(d).update(security=[{"oauth": ["admin", "read"]}]),
+        True,
+        "function orders.delete_order: security tightened from oauth [read] to oauth [admin, read]",
+    ),
+    (
+        "a scope no longer required",
+        lambda d: _delete(d).update(security=[{"oauth": []}]),
+        False,
+        "function orders.delete_order: security loosened from oauth [read] to oauth",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "breaking", "message"), [case[1:] for case in DOCUMENT_CHANGES], ids=[c[0] for c in DOCUMENT_CHANGES]
+)
+def test_snapshot_check_reports_a_document_change_of_where_calls_go_or_who_may_make_them(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    change: Callable[[dict[str, Any]], None],
+    breaking: bool,
+    message: str,
+) -> None:
+    spec, path = tmp_path / "openapi.json", tmp_path / "api.json"
+    spec.write_text(json.dumps(VENDOR), encoding="utf-8")
+    assert main(["snapshot", "check", str(path), "--spec", str(spec), "--update"]) == 0
+    spec.write_text(json.dumps(_vendor(change)), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["snapshot", "check", str(path), "--spec", str(spec), "--fail-on", "breaking"]) == int(breaking)
+    assert main(["snapshot", "check", str(path), "--spec", str(spec)]) == 1
+    out = capsys.readouterr().out
+    heading = "Breaking:" if breaking else "Non-breaking:"
+    assert f"{heading}\n  - {message}\n" in out, out
+
+
+def test_a_snapshot_of_the_older_format_fails_saying_the_format_changed_and_how_to_re_record_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec, path = tmp_path / "openapi.json", tmp_path / "api.json"
+    spec.write_text(json.dumps(VENDOR), encoding="utf-8")
+    assert main(["snapshot", "check", str(path), "--spec", str(spec), "--update"]) == 0
+    older = json.loads(path.read_text(encoding="utf-8"))
+    catalog = older["catalog"]
+    catalog["format"] = 1
+    del catalog["servers"]
+    for entry in catalog["modules"][0]["functions"]:
+        del entry["security"]
+    path.write_text(dump_snapshot(older), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["snapshot", "check", str(path), "--spec", str(spec), "--fail-on", "breaking"]) == 1
+    out = capsys.readouterr().out
+    assert "1 change (1 breaking, 0 non-breaking)" in out  # nothing the older file did not record
+    assert "snapshot: catalog format changed from 1 to 2, which also records where calls go" in out
+    assert f"accept them with: mcp-gateway snapshot check {path} --spec {spec} --update" in out
+    assert main(["snapshot", "check", str(path), "--spec", str(spec), "--update"]) == 0
+    assert main(["snapshot", "check", str(path), "--spec", str(spec), "--fail-on", "breaking"]) == 0
+
+
 @pytest.mark.parametrize(
     ("content", "hint"),
     [
