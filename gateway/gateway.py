@@ -19,7 +19,6 @@ from catalog.errors import CatalogError
 from catalog.loading import load_document
 from catalog.model import Catalog
 from catalog.search import SearchIndex
-from catalog.servers import first_absolute_server
 from gateway.entrance import GatewayEntrance, install
 from gateway.errors import ConfigError, CredentialError
 from gateway.extras import announce
@@ -37,6 +36,7 @@ from gateway.requests import Peer, RequestInfo, RestContext
 from gateway.rest.context import RestContexts
 from gateway.rest.credentials import Authentication, AuthFunc, bearer_passthrough
 from gateway.rest.dispatcher import Dispatcher, decode_body
+from gateway.rest.document_upstream import document_upstream
 from gateway.rest.fetching import fetch_document
 from gateway.rest.lifespan import app_lifespan
 from gateway.rest.routes import call_prefix, serves
@@ -154,7 +154,7 @@ class Gateway:
         #: Where calls go: an upstream base URL (given, or the document's first absolute server), else None.
         self.upstream = config.upstream if config.app is None else None
         if config.app is None and self.upstream is None:
-            self.upstream = first_absolute_server(self.catalog.servers)
+            self.upstream = document_upstream(self.catalog.servers, _document_url(config.spec))
         self.transport: Transport | None = _transport(config, self.catalog, self.upstream)
         self.dispatcher = Dispatcher(self.catalog, self.transport, timeout=config.limits.timeout)
         #: The run_script tool when `scripts` is given; it owns the sandbox's worker processes (see lifespan()).
@@ -508,6 +508,11 @@ def _warn_about_document(config: GatewayConfig, catalog: Catalog) -> None:
             "the API's title is FastAPI's default 'FastAPI', which clients show as the server's name: set "
             "FastAPI(title=...) or give the gateway a name"
         )
+
+
+def _document_url(spec: Any) -> str | None:
+    """The URL the document was fetched from, when `spec` is one."""
+    return spec if isinstance(spec, str) and spec.startswith(("http://", "https://")) else None
 
 
 def _transport(config: GatewayConfig, catalog: Catalog, upstream: str | None) -> Transport | None:

@@ -371,7 +371,8 @@ class GatewayConfig:
     upstream: str | None = field(
         default=None,
         metadata=cli(
-            "base URL of a remote REST API to call over HTTP (needs --spec; default: its first absolute server URL)",
+            "base URL of a remote REST API to call over HTTP (needs --spec; default: its first absolute server URL, "
+            "which must be https or on this machine)",
             metavar="URL",
         ),
     )

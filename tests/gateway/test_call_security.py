@@ -3,9 +3,13 @@ the operator did not allow."""
 
 from __future__ import annotations
 
+import http.server
+import json
 import logging
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -17,6 +21,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from gateway import ConfigError, Gateway, ToolError
+from gateway.cli.commands import main
 from gateway.rest.transports import UpstreamTransport
 from gateway.rest.transports.upstream import shown_url
 
@@ -140,3 +145,113 @@ def test_an_allowed_other_host_is_called_over_https_only() -> None:
     # Loopback never leaves the machine: plain http is fine there.
     local = UpstreamTransport("http://127.0.0.1:1", timeout=1, other_hosts=["127.0.0.1:2"])
     assert local.refusal("http://127.0.0.1:2/u") is None
+
+
+# Where calls go when the operator names no upstream: the document's first server, within limits
+
+
+class DocumentSite:
+    """A real http server on 127.0.0.1 that serves one document at /openapi.json and answers every other GET with
+    the path and Authorization header it was sent."""
+
+    def __init__(self) -> None:
+        self.document: dict[str, Any] = {}
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path == "/openapi.json":
+                    body = json.dumps(site.document).encode()
+                else:
+                    body = json.dumps({"path": self.path, "auth": self.headers.get("authorization")}).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def serving(self, servers: list[dict[str, Any]]) -> str:
+        """The URL of a document whose `servers` are these."""
+        self.document = document(servers)
+        return self.url + "/openapi.json"
+
+
+@pytest.fixture
+def site() -> Iterator[DocumentSite]:
+    served = DocumentSite()
+    thread = threading.Thread(target=served.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield served
+    finally:
+        served.server.shutdown()
+        served.server.server_close()
+        thread.join()
+
+
+def test_a_document_cannot_send_credentials_over_plain_http_to_another_machine() -> None:
+    with pytest.raises(ConfigError) as refused:
+        Gateway(spec=document([{"url": "http://api.example.com/v1"}]))
+    message = str(refused.value)
+    assert message.startswith("the document's first server URL http://api.example.com/v1 is plain http to ")
+    assert "--upstream http://api.example.com/v1" in message
+    assert "Gateway(upstream='http://api.example.com/v1')" in message
+
+
+def test_a_protocol_relative_server_takes_the_documents_scheme_and_is_refused_over_plain_http(
+    site: DocumentSite,
+) -> None:
+    with pytest.raises(ConfigError, match=r"http://api\.example\.com/v1 is plain http to api\.example\.com"):
+        Gateway(spec=site.serving([{"url": "//api.example.com/v1"}]))
+
+
+def test_plain_http_the_operator_names_is_its_own_choice() -> None:
+    gateway = Gateway(spec=document([{"url": "http://api.example.com/v1"}]), upstream="http://api.example.com/v1")
+    assert gateway.upstream == "http://api.example.com/v1"
+
+
+async def test_a_document_on_this_machine_may_name_plain_http_on_this_machine_and_calls_go_there(
+    site: DocumentSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="gateway"):
+        gateway = Gateway(spec=site.serving([{"url": "/v1"}]))
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+    assert f"calls go to {site.url}/v1, the document's first server URL" in caplog.text
+    async with gateway.lifespan():
+        answer = await gateway.call({"authorization": "Bearer caller-token"}, "f.list", {})
+    assert answer == {"path": "/v1/files", "auth": "Bearer caller-token"}
+
+
+def test_a_fetched_document_that_names_another_host_for_its_api_is_served_with_a_warning_naming_both(
+    site: DocumentSite, caplog: pytest.LogCaptureFixture
+) -> None:
+    # GitHub's own: the document on raw.githubusercontent.com, the API on api.github.com.
+    with caplog.at_level(logging.WARNING, logger="gateway"):
+        gateway = Gateway(spec=site.serving([{"url": "https://api.example.com/v1"}]))
+    assert gateway.upstream == "https://api.example.com/v1"
+    warned = [record.message for record in caplog.records if record.levelno == logging.WARNING]
+    assert len(warned) == 1, warned
+    assert warned[0].startswith("the API's document came from 127.0.0.1, and its first server URL sends every call")
+    assert "to api.example.com:" in warned[0] and "--upstream" in warned[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="gateway"):
+        Gateway(spec=site.serving([{"url": "https://api.example.com/v1"}]), upstream="https://api.example.com/v1")
+    assert not caplog.records
+
+
+def test_the_command_line_refuses_a_plain_http_document_server_and_names_the_flag_that_accepts_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "openapi.json"
+    spec.write_text(json.dumps(document([{"url": "http://api.example.com/v1"}])), encoding="utf-8")
+    snapshot = tmp_path / "api.json"
+    assert main(["snapshot", "check", str(snapshot), "--spec", str(spec), "--update"]) == 1
+    assert "--upstream http://api.example.com/v1" in capsys.readouterr().err
+    named = ["--spec", str(spec), "--upstream", "http://api.example.com/v1", "--update"]
+    assert main(["snapshot", "check", str(snapshot), *named]) == 0

@@ -668,12 +668,14 @@ def test_snapshot_check_reports_a_document_change_of_where_calls_go_or_who_may_m
     message: str,
 ) -> None:
     spec, path = tmp_path / "openapi.json", tmp_path / "api.json"
+    # Named by the operator, the upstream is not the document's to choose, and the snapshot records the document.
+    served = ["--spec", str(spec), "--upstream", "https://api.vendor.example/v1"]
     spec.write_text(json.dumps(VENDOR), encoding="utf-8")
-    assert main(["snapshot", "check", str(path), "--spec", str(spec), "--update"]) == 0
+    assert main(["snapshot", "check", str(path), *served, "--update"]) == 0
     spec.write_text(json.dumps(_vendor(change)), encoding="utf-8")
     capsys.readouterr()
-    assert main(["snapshot", "check", str(path), "--spec", str(spec), "--fail-on", "breaking"]) == int(breaking)
-    assert main(["snapshot", "check", str(path), "--spec", str(spec)]) == 1
+    assert main(["snapshot", "check", str(path), *served, "--fail-on", "breaking"]) == int(breaking)
+    assert main(["snapshot", "check", str(path), *served]) == 1
     out = capsys.readouterr().out
     heading = "Breaking:" if breaking else "Non-breaking:"
     assert f"{heading}\n  - {message}\n" in out, out

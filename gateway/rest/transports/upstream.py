@@ -14,7 +14,7 @@ from gateway.requests import RestContext
 from gateway.rest.request import HttpResponse, RestRequest, encoded_body, request_target
 from gateway.rest.transports.base import outgoing_headers
 
-__all__ = ["UpstreamTransport", "shown_url", "url_host"]
+__all__ = ["UpstreamTransport", "plain_http_away", "shown_url", "url_host"]
 
 #: Hosts that plain http reaches without leaving the machine.
 _LOOPBACK: Final = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -26,6 +26,13 @@ def shown_url(url: str | httpx2.URL) -> str:
     """A URL fit for messages and logs: scheme, host, port and path, never userinfo or a query."""
     parts = urlsplit(str(url))
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}".rstrip("/")
+
+
+def plain_http_away(url: str) -> bool:
+    """True when `url` is not https and names a host other than this machine: what it carries crosses a network
+    in the clear."""
+    parts = urlsplit(url)
+    return parts.scheme != "https" and parts.hostname not in _LOOPBACK
 
 
 def url_host(url: str) -> str:
@@ -61,8 +68,7 @@ class UpstreamTransport:
                 f"it is served at {host}, another host than the API's, which this gateway does not call with "
                 f"callers' credentials; the operator can allow it with other_hosts=[{host!r}] (--other-host {host})"
             )
-        parts = urlsplit(base)
-        if parts.scheme != "https" and parts.hostname not in _LOOPBACK:
+        if plain_http_away(base):
             return f"it is served at {shown_url(base)}, and credentials go to other hosts over https only"
         return None
 
