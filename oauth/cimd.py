@@ -1,10 +1,10 @@
 """Client ID Metadata Documents: a client_id that is an https URL names the JSON document describing the client.
 
 The server fetches that URL, so the fetch is guarded against server-side request forgery: https only, every
-address the name resolves to must be public (no private, loopback, link-local, shared, reserved or multicast
-address), the connection goes to the address that was checked (no second DNS lookup to rebind), redirects are
-not followed, and the response is capped in size and time. Documents are cached (draft-ietf-oauth-client-id-
-metadata-document §4.3: honour HTTP caching, within bounds).
+address the name resolves to must be public (`oauth.addresses.is_public_address`: no private, loopback,
+link-local, shared, reserved or multicast address), the connection goes to the address that was checked (no
+second DNS lookup to rebind), redirects are not followed, and the response is capped in size and time.
+Documents are cached (draft-ietf-oauth-client-id-metadata-document §4.3: honour HTTP caching, within bounds).
 
 A fetch that fails says only that the document could not be fetched: which of resolving, connecting, TLS,
 waiting or the HTTP status failed would turn the server into a probe of other hosts' ports, so that detail
@@ -43,22 +43,14 @@ import anyio
 import httpx2
 
 from oauth._log import shown
-from oauth.addresses import network_key, rate_key
+from oauth.addresses import Address, is_public_address, network_key, rate_key
 from oauth.errors import ClientDocumentError, ConfigError, FetchBudget
 from oauth.store import Clock
 
-__all__ = [
-    "Address",
-    "ClientDocuments",
-    "FetchBudgets",
-    "Resolver",
-    "is_client_id_url",
-    "is_public_address",
-]
+__all__ = ["ClientDocuments", "FetchBudgets", "Resolver", "is_client_id_url"]
 
 logger = logging.getLogger(__name__)
 
-Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[Address]]]
 """Resolves a host name and port to the addresses to connect to."""
 
@@ -108,22 +100,6 @@ def is_client_id_url(client_id: str) -> bool:
         return False
     segments = parts.path.split("/")
     return parts.path not in ("", "/") and "." not in segments and ".." not in segments
-
-
-#: The NAT64 well-known prefix (RFC 6052): its addresses end in the IPv4 address they translate to.
-_NAT64: Final = ipaddress.IPv6Network("64:ff9b::/96")
-
-
-def is_public_address(address: Address) -> bool:
-    """Whether `address` is on the public internet: not private, loopback, link-local, shared or reserved."""
-    if isinstance(address, ipaddress.IPv6Address):
-        # An IPv4 address inside an IPv6 one (mapped, 6to4, NAT64) is reached as that IPv4 address.
-        embedded = address.ipv4_mapped or address.sixtofour
-        if embedded is None and address in _NAT64:
-            embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
-        if embedded is not None:
-            return is_public_address(embedded)
-    return address.is_global and not address.is_multicast
 
 
 async def _resolve(host: str, port: int) -> list[Address]:

@@ -36,7 +36,8 @@ from starlette.routing import Route
 
 from demo import ADMIN_KEY
 from gateway.rest.lifespan import app_lifespan
-from oauth.cimd import Address, ClientDocuments, FetchBudgets, is_client_id_url, is_public_address
+from oauth.addresses import Address, is_public_address
+from oauth.cimd import ClientDocuments, FetchBudgets, is_client_id_url
 from oauth.errors import ClientDocumentError, ConfigError, ProtocolError
 from tests.conftest import free_port
 from tests.gateway.conftest import _Uvicorn
