@@ -7,7 +7,9 @@ local files only; the gateway's `fetch_document` adds http(s) with its HTTP clie
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,9 +17,9 @@ from urllib.parse import unquote, urlsplit
 
 from catalog.errors import DocumentError
 
-__all__ = ["MAX_BYTES", "Fetch", "Fetched", "looks_like_html", "read_file", "uri_path"]
+__all__ = ["MAX_BYTES", "Fetch", "Fetched", "looks_like_html", "read_file", "read_regular_file", "uri_path"]
 
-#: Largest document a fetch should return.
+#: Largest document a fetch returns, from a file or a URL.
 MAX_BYTES = 64 * 1024 * 1024
 
 
@@ -53,11 +55,37 @@ def read_file(uri: str) -> Fetched:
         )
     path = Path(uri_path(uri))
     try:
-        return Fetched(content=path.read_bytes())
+        return Fetched(content=read_regular_file(path))
     except FileNotFoundError:
         raise DocumentError(f"file {str(path)!r} does not exist; check the path", location=str(path)) from None
     except OSError as exc:
         raise DocumentError(f"cannot read {str(path)!r}: {exc.strerror}", location=str(path)) from None
+
+
+def read_regular_file(path: Path) -> bytes:
+    """The bytes of the regular file at `path`; DocumentError for a device, pipe or socket, or past MAX_BYTES.
+
+    OSError as `open` raises it (IsADirectoryError for a directory). A pipe is opened without waiting for a
+    writer, so that neither /dev/zero nor a FIFO can hold or fill the process.
+    """
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(descriptor, "rb") as file:
+        mode = os.fstat(file.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        if not stat.S_ISREG(mode):
+            raise DocumentError(
+                f"{str(path)!r} is not a regular file (a device, pipe or socket); a document and the files its refs "
+                "name must be regular files",
+                location=str(path),
+            )
+        content = file.read(MAX_BYTES + 1)
+    if len(content) > MAX_BYTES:
+        raise DocumentError(
+            f"{str(path)!r} is larger than {MAX_BYTES // (1024 * 1024)} MiB, the most one document file may hold",
+            location=str(path),
+        )
+    return content
 
 
 def looks_like_html(fetched: Fetched) -> bool:

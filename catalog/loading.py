@@ -32,7 +32,7 @@ from catalog._parse import RefScan, parse_text
 from catalog._pointer import MISSING, join_pointer, lookup, split_fragment
 from catalog._refs import MAX_REF_CHAIN
 from catalog.errors import DocumentError
-from catalog.fetched import Fetch, Fetched, looks_like_html, read_file
+from catalog.fetched import Fetch, Fetched, looks_like_html, read_file, read_regular_file
 from catalog.swagger2 import OPENAPI_VERSION, convert_swagger2
 
 __all__ = ["Document", "DocumentWarning", "OpenAPIApp", "load_document"]
@@ -132,7 +132,7 @@ def load_document(
 def _load_path(path: Path, location: str | None, fetch: Fetch) -> Document:
     shown = location or str(path)
     try:
-        data = path.read_bytes()
+        data = read_regular_file(path)
     except FileNotFoundError:
         # A name that ends like a document file was meant as a path; anything else may have been meant as text.
         meant = path.suffix.lower() in (".json", ".yaml", ".yml")

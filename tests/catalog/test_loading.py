@@ -17,7 +17,7 @@ import pytest
 from fastapi import FastAPI
 
 from catalog.errors import DocumentError
-from catalog.fetched import Fetched
+from catalog.fetched import MAX_BYTES, Fetched
 from catalog.loading import Document, load_document
 
 CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus" / "specs"))
@@ -686,6 +686,52 @@ def test_relative_refs_in_text_without_location_are_warned_and_resolve_with_loca
     located = load_document(text, location=str(tmp_path / "api.yaml"))
     assert located.warnings == ()
     assert located.data["components"]["responses"]["ok"] == {"description": "fine"}
+
+
+# -- what refs may read ------------------------------------------------------------------------------------------
+
+DESCRIBED = "openapi: 3.1.0\ninfo: {{title: T, version: '1', description: {{$ref: '{ref}'}}}}\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_ref_to_a_named_pipe_is_refused_at_once_instead_of_waiting_for_a_writer(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe.md")
+    path = write(tmp_path, {"api.yaml": DESCRIBED.format(ref="pipe.md")})
+    document = load_document(path)
+    assert document.data["info"]["description"] == {"$ref": "pipe.md"}
+    assert "is not a regular file (a device, pipe or socket)" in messages(document)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are POSIX")
+def test_a_named_pipe_given_as_the_document_is_refused_at_once(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "api.yaml")
+    with pytest.raises(DocumentError, match=r"is not a regular file \(a device, pipe or socket\)"):
+        load_document(tmp_path / "api.yaml")
+
+
+def test_a_ref_to_a_directory_is_warned_and_left(tmp_path: Path) -> None:
+    (tmp_path / "models").mkdir()
+    path = write(tmp_path, {"api.yaml": DESCRIBED.format(ref="models")})
+    document = load_document(path)
+    assert document.data["info"]["description"] == {"$ref": "models"}
+    assert "Is a directory" in messages(document)
+
+
+def test_a_file_larger_than_the_cap_is_refused_as_a_ref_and_as_the_document(tmp_path: Path) -> None:
+    with (tmp_path / "huge.md").open("wb") as huge:
+        huge.truncate(MAX_BYTES + 1)  # sparse: nothing is written, the file still reads as that many bytes
+    path = write(tmp_path, {"api.yaml": DESCRIBED.format(ref="huge.md")})
+    document = load_document(path)
+    assert document.data["info"]["description"] == {"$ref": "huge.md"}
+    assert "is larger than 64 MiB, the most one document file may hold" in messages(document)
+    with pytest.raises(DocumentError, match=r"is larger than 64 MiB"):
+        load_document(tmp_path / "huge.md")
+
+
+def test_a_file_of_exactly_the_cap_is_read_whole(tmp_path: Path) -> None:
+    text = MINIMAL.encode()
+    (tmp_path / "api.yaml").write_bytes(text + b" " * (MAX_BYTES - len(text)))
+    assert load_document(tmp_path / "api.yaml").openapi == "3.0.3"
 
 
 # -- OpenAPI 3.1 $id -------------------------------------------------------------------------------------------
