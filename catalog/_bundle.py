@@ -30,8 +30,8 @@ from catalog._oas_kinds import DATA, MAPS, SECTIONS, children
 from catalog._parse import parse_text
 from catalog._pointer import MISSING, escape_token, join_pointer, lookup, split_fragment
 from catalog._refs import MAX_REF_CHAIN
-from catalog.errors import DocumentError
-from catalog.fetched import Fetch, looks_like_html, read_file, uri_path
+from catalog.errors import DocumentError, FetchLimitError
+from catalog.fetched import Fetched, looks_like_html, uri_path
 
 __all__ = ["Bundler", "Warn"]
 
@@ -59,11 +59,11 @@ class Bundler:
 
     `root_uri` is the root's `file:` or `http(s):` URI, or "" when it has no location (then only absolute URLs
     can be loaded). `schema_ids` turns on OpenAPI 3.1's `$id`/`$anchor` resolution. `fetch` reads each other
-    document a ref names (see `catalog.fetched`).
+    document a ref names: the load's `catalog.fetched.Fetching`, whose FetchLimitError ends the whole load.
     """
 
     def __init__(
-        self, root: dict[str, Any], *, root_uri: str, schema_ids: bool, warn: Warn, fetch: Fetch = read_file
+        self, root: dict[str, Any], *, root_uri: str, schema_ids: bool, warn: Warn, fetch: Callable[[str], Fetched]
     ) -> None:
         self.root = root
         self.fetch = fetch
@@ -302,6 +302,8 @@ class Bundler:
                     document = parse_text(data, _display(doc_uri, self.root_uri))[0]
                 else:  # Markdown and other text files are strings, as redocly reads them
                     document = data.decode("utf-8", errors="replace")
+            except FetchLimitError:
+                raise
             except DocumentError as exc:
                 self.warn(join_pointer(out), f"{where}$ref {ref!r} cannot be resolved: {exc}; left as it is")
         self.documents[doc_uri] = document

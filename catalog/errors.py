@@ -2,6 +2,7 @@
 
 CatalogError
 ├── DocumentError          the document cannot be understood (points at the place)
+│   └── FetchLimitError    loading it would fetch for longer, or more documents, than FetchLimits allow
 ├── SchemaTooLargeError    a function's JSON Schema is over the node cap
 ├── UnknownNameError       no function, module or term by that name (lists the closest)
 ├── CatalogConfigError     a composite or concept the project registered is wrong
@@ -16,6 +17,7 @@ __all__ = [
     "CatalogConfigError",
     "CatalogError",
     "DocumentError",
+    "FetchLimitError",
     "SchemaTooLargeError",
     "SemanticModelError",
     "UnknownNameError",
@@ -45,6 +47,11 @@ class DocumentError(CatalogError):
         super().__init__(message)
         self.pointer = pointer
         self.location = location
+
+
+class FetchLimitError(DocumentError):
+    """Loading a document would fetch for longer, or more documents, than its `FetchLimits` allow: the whole load
+    fails (an unreadable ref alone is a warning)."""
 
 
 class SchemaTooLargeError(CatalogError):

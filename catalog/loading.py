@@ -32,7 +32,7 @@ from catalog._parse import RefScan, parse_text
 from catalog._pointer import MISSING, join_pointer, lookup, split_fragment
 from catalog._refs import MAX_REF_CHAIN
 from catalog.errors import DocumentError
-from catalog.fetched import Fetch, Fetched, looks_like_html, read_file, read_regular_file
+from catalog.fetched import Fetch, Fetched, Fetching, FetchLimits, looks_like_html, read_file, read_regular_file
 from catalog.swagger2 import OPENAPI_VERSION, convert_swagger2
 
 __all__ = ["Document", "DocumentWarning", "OpenAPIApp", "load_document"]
@@ -78,6 +78,7 @@ def load_document(
     *,
     location: str | None = None,
     fetch: Fetch = read_file,
+    limits: FetchLimits | None = None,
 ) -> Document:
     """Load an OpenAPI 3.0/3.1 document (a Swagger 2.0 one converted first); raise DocumentError when it cannot be
     understood.
@@ -93,12 +94,19 @@ def load_document(
     JSON or YAML is told apart by content, not by file name; an HTML page is refused as one. `location` names
     the source in messages and, for text and mappings, is the base that relative `$ref`s resolve against (a
     path or URL). `fetch` reads a URL source and every other file or URL a `$ref` names; the default reads
-    local files only (pass `gateway.fetch_document` for http(s)).
+    local files only (pass `gateway.fetch_document` for http(s)). A `$ref` may read a local file only in the
+    folder of a document read from a file (or below it); all the fetches of one load together stay within
+    `limits` (`FetchLimits()` by default: 600 s and 10,000 documents), else FetchLimitError.
     """
+    limits = limits or FetchLimits()
+
+    def fetching(base: str) -> Fetching:
+        return Fetching(fetch, root=base, limits=limits)
+
     if isinstance(source, Mapping):
-        return _load_tree(source, location or "<dict>", _base(location), owned=False, scan=None, fetch=fetch)
+        return _load_tree(source, location or "<dict>", _base(location), owned=False, scan=None, fetch=fetching)
     if isinstance(source, bytes | bytearray):
-        return _load_text(Fetched(content=bytes(source)), location or "<bytes>", _base(location), fetch)
+        return _load_text(Fetched(content=bytes(source)), location or "<bytes>", _base(location), fetching)
     if isinstance(source, str):
         if not source.strip(" \t\r\n\ufeff"):
             raise DocumentError(
@@ -107,19 +115,20 @@ def load_document(
                 location=location or "<string>",
             )
         if source.lstrip(" \t\r\n\ufeff").startswith(("{", "[")) or "\n" in source:
-            return _load_text(source, location or "<string>", _base(location), fetch)
+            return _load_text(source, location or "<string>", _base(location), fetching)
         if source.startswith(("http://", "https://")):
-            return _load_text(fetch(source), location or source, source, fetch)
-        return _load_path(Path(source), location, fetch)
+            root = fetching(source)
+            return _load_text(root(source), location or source, source, lambda _: root)
+        return _load_path(Path(source), location, fetching)
     if isinstance(source, os.PathLike):
-        return _load_path(Path(source), location, fetch)
+        return _load_path(Path(source), location, fetching)
     if callable(getattr(source, "openapi", None)):
         tree = source.openapi()
         if not isinstance(tree, Mapping):
             raise DocumentError(
                 f"the app's openapi() returned a {type(tree).__name__}, not a mapping", location=location or "<app>"
             )
-        return _load_tree(tree, location or "<app>", _base(location), owned=False, scan=None, fetch=fetch)
+        return _load_tree(tree, location or "<app>", _base(location), owned=False, scan=None, fetch=fetching)
     raise TypeError(  # pragma: no cover - the signature rules it out
         f"cannot load a document from {type(source).__name__!r}: pass a path, URL, text, bytes, a mapping or an "
         "app with openapi(); for another ASGI app use `await gateway.fetching.load_app_document(app)`"
@@ -129,7 +138,11 @@ def load_document(
 # -- sources ---------------------------------------------------------------------------------------------------
 
 
-def _load_path(path: Path, location: str | None, fetch: Fetch) -> Document:
+#: The fetches of one load, made for the URI its relative refs resolve against.
+_Fetchings = Callable[[str], Fetching]
+
+
+def _load_path(path: Path, location: str | None, fetch: _Fetchings) -> Document:
     shown = location or str(path)
     try:
         data = read_regular_file(path)
@@ -157,7 +170,7 @@ def _base(location: str | None) -> str:
     return Path(location).absolute().as_uri()
 
 
-def _load_text(source: str | Fetched, location: str, base: str, fetch: Fetch) -> Document:
+def _load_text(source: str | Fetched, location: str, base: str, fetch: _Fetchings) -> Document:
     """Parse document text; `Fetched` bytes (a file, a URL, bytes given) are first checked for a web page."""
     text: str | bytes
     if isinstance(source, Fetched):
@@ -180,7 +193,7 @@ def _load_text(source: str | Fetched, location: str, base: str, fetch: Fetch) ->
 
 
 def _load_tree(
-    tree: Any, location: str, base: str, *, owned: bool, scan: RefScan | None, fetch: Fetch = read_file
+    tree: Any, location: str, base: str, *, owned: bool, scan: RefScan | None, fetch: _Fetchings
 ) -> Document:
     if tree is None:
         raise DocumentError(f"{location} is empty; expected an OpenAPI 3.x document", location=location)
@@ -205,7 +218,7 @@ def _load_tree(
                 root_uri=base,
                 schema_ids=minor >= 1,
                 warn=lambda pointer, message: warnings.append(DocumentWarning(pointer=pointer, message=message)),
-                fetch=fetch,
+                fetch=fetch(base),
             ).bundle()
         data = _check_structure(dict(tree) if not owned else tree, openapi, warnings)
     except RecursionError:

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from catalog.errors import DocumentError
-from catalog.fetched import MAX_BYTES, Fetch, Fetched, read_file
+from catalog.fetched import MAX_BYTES, Fetch, Fetched, Loading, read_file
 from catalog.loading import Document, OpenAPIApp, load_document
 
 __all__ = ["FETCH_TIMEOUT", "fetch_document", "http_fetch", "load_app_document"]
@@ -28,32 +28,41 @@ def http_fetch(timeout: float = FETCH_TIMEOUT) -> Fetch:
     if not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
 
-    def fetch(uri: str) -> Fetched:
-        return fetch_document(uri, timeout=timeout)
+    def fetch(uri: str, loading: Loading) -> Fetched:
+        return fetch_document(uri, loading, timeout=timeout)
 
     return fetch
 
 
-def fetch_document(uri: str, *, timeout: float = FETCH_TIMEOUT) -> Fetched:
+def fetch_document(uri: str, loading: Loading | None = None, *, timeout: float = FETCH_TIMEOUT) -> Fetched:
     """The bytes and media type at a `file:` or `http(s):` URI; DocumentError saying why when it cannot be read.
 
     An http(s) URL that does not answer within `timeout` seconds (connect, answer and body together) fails
-    with a message saying so. Redirects are followed; bodies over MAX_BYTES are refused.
+    with a message saying so; one that would go past the deadline of its `loading` fails with
+    `loading.overtime()`. Redirects are followed; bodies over MAX_BYTES are refused.
     """
     scheme = urlsplit(uri).scheme
     if scheme not in ("http", "https"):
-        return read_file(uri)
+        return read_file(uri, loading)
     import httpx2
 
-    deadline = time.monotonic() + timeout
-    too_slow = DocumentError(
-        f"{uri!r} did not answer within {timeout:g} s; check the URL, that the server is up and reachable from "
-        "here, or download the document and load the file",
-        location=uri,
+    loading = loading or Loading(root=uri)
+    now = time.monotonic()
+    deadline = min(now + timeout, loading.deadline)
+    if deadline <= now:
+        raise loading.overtime()
+    too_slow = (
+        loading.overtime()
+        if deadline == loading.deadline
+        else DocumentError(
+            f"{uri!r} did not answer within {timeout:g} s; check the URL, that the server is up and reachable from "
+            "here, or download the document and load the file",
+            location=uri,
+        )
     )
     try:
         with (
-            httpx2.Client(timeout=httpx2.Timeout(timeout), follow_redirects=True) as client,
+            httpx2.Client(timeout=httpx2.Timeout(deadline - now), follow_redirects=True) as client,
             client.stream("GET", uri, headers={"Accept": _ACCEPT}) as response,
         ):
             if response.status_code != 200:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
@@ -16,8 +17,8 @@ from typing import Any
 import pytest
 from fastapi import FastAPI
 
-from catalog.errors import DocumentError
-from catalog.fetched import MAX_BYTES, Fetched
+from catalog.errors import CatalogConfigError, DocumentError, FetchLimitError
+from catalog.fetched import MAX_BYTES, Fetched, FetchLimits, Loading
 from catalog.loading import Document, load_document
 
 CORPUS = Path(os.environ.get("MCP_GATEWAY_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus" / "specs"))
@@ -218,7 +219,7 @@ paths:
     }
     asked: list[str] = []
 
-    def fetch(uri: str) -> Fetched:
+    def fetch(uri: str, loading: Loading) -> Fetched:
         asked.append(uri)
         return Fetched(content=files[uri], media_type="application/yaml")
 
@@ -236,7 +237,7 @@ def test_a_url_without_a_fetch_is_refused_saying_what_to_pass() -> None:
 
 
 def test_a_web_page_is_called_an_html_page_not_a_document(tmp_path: Path) -> None:
-    def fetch(uri: str) -> Fetched:
+    def fetch(uri: str, loading: Loading) -> Fetched:
         return Fetched(content=b"<!DOCTYPE html><html><body>docs</body></html>", media_type="text/html")
 
     with pytest.raises(DocumentError, match=r"is an HTML page, not an OpenAPI document; give the URL of the JSON"):
@@ -732,6 +733,108 @@ def test_a_file_of_exactly_the_cap_is_read_whole(tmp_path: Path) -> None:
     text = MINIMAL.encode()
     (tmp_path / "api.yaml").write_bytes(text + b" " * (MAX_BYTES - len(text)))
     assert load_document(tmp_path / "api.yaml").openapi == "3.0.3"
+
+
+def test_refs_read_files_in_the_documents_folder_and_below_and_refuse_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("hunter2\n", encoding="utf-8")
+    outside = tmp_path / "secret.md"
+    path = write(
+        tmp_path / "api",
+        {
+            "openapi.yaml": f"""
+                openapi: 3.1.0
+                info: {{title: T, version: '1', description: {{$ref: models/intro.md}}}}
+                paths:
+                  /a:
+                    get:
+                      summary: {{$ref: '../secret.md'}}
+                      description: {{$ref: '{outside}'}}
+                      x-uri: {{$ref: '{outside.as_uri()}'}}
+                      x-deeper: {{$ref: 'models/deeper.yaml'}}
+                      responses: {{'200': {{description: ok}}}}
+            """,
+            "models/intro.md": "Welcome\n",
+            "models/deeper.yaml": "within: {$ref: '../models/intro.md'}\nescape: {$ref: '../../secret.md'}\n",
+        },
+    )
+    document = load_document(path)
+    assert document.data["info"]["description"] == "Welcome\n"
+    operation = document.data["paths"]["/a"]["get"]
+    assert operation["summary"] == {"$ref": "../secret.md"}
+    assert operation["description"] == {"$ref": str(outside)}
+    assert operation["x-uri"] == {"$ref": outside.as_uri()}
+    assert operation["x-deeper"]["within"] == "Welcome\n"
+    assert "hunter2" not in json.dumps(document.data)
+    # The first ref to the file says why; the others refer to that warning.
+    assert [w.pointer for w in document.warnings] == [
+        "#/paths/~1a/get/summary",
+        "#/paths/~1a/get/description",
+        "#/paths/~1a/get/x-uri",
+        "#/paths/~1a/get/x-deeper/escape",
+    ]
+    assert f"{str(outside)!r} is outside {str(tmp_path / 'api')!r}, the folder of the document" in messages(document)
+    assert "a document's refs read only files in its folder and below it" in messages(document)
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="symbolic links")
+def test_a_symbolic_link_in_the_folder_to_a_file_outside_it_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "secret.md").write_text("hunter2\n", encoding="utf-8")
+    path = write(tmp_path / "api", {"openapi.yaml": DESCRIBED.format(ref="intro.md")})
+    (tmp_path / "api" / "intro.md").symlink_to(tmp_path / "secret.md")
+    document = load_document(path)
+    assert document.data["info"]["description"] == {"$ref": "intro.md"}
+    assert "is outside" in messages(document)
+
+
+def test_text_with_a_location_reads_files_only_in_that_locations_folder(tmp_path: Path) -> None:
+    write(tmp_path, {"secret.md": "hunter2\n", "api/intro.md": "Welcome\n"})
+    located = str(tmp_path / "api" / "openapi.yaml")
+    assert load_document(DESCRIBED.format(ref="intro.md"), location=located).data["info"]["description"] == "Welcome\n"
+    document = load_document(DESCRIBED.format(ref="../secret.md"), location=located)
+    assert document.data["info"]["description"] == {"$ref": "../secret.md"}
+    assert "is outside" in messages(document)
+
+
+def chained(tmp_path: Path, count: int) -> Path:
+    """A document whose description refs part1.md, ..., whose last part is text: `count` files besides it."""
+    files = {"api.yaml": DESCRIBED.format(ref="part1.yaml")}
+    for index in range(1, count):
+        files[f"part{index}.yaml"] = f"$ref: part{index + 1}.yaml\n"
+    files[f"part{count}.yaml"] = "'the end'\n"
+    return write(tmp_path, files)
+
+
+def test_a_load_that_would_fetch_more_documents_than_its_limit_fails_saying_so(tmp_path: Path) -> None:
+    path = chained(tmp_path, 5)
+    assert load_document(path, limits=FetchLimits(documents=5)).data["info"]["description"] == "the end"
+    with pytest.raises(
+        FetchLimitError, match=r"would fetch more than 4 documents .* FetchLimits\(documents="
+    ) as raised:
+        load_document(path, limits=FetchLimits(documents=4))
+    assert raised.value.location == str(path)
+
+
+def test_a_load_past_its_deadline_fails_saying_so_and_fetches_nothing_more() -> None:
+    text = MINIMAL.replace("paths: {}", "x-a: {$ref: a.yaml}\nx-b: {$ref: b.yaml}\nx-c: {$ref: c.yaml}")
+    asked: list[str] = []
+
+    def slow(uri: str, loading: Loading) -> Fetched:
+        """Answers each ref only once the load's deadline has passed, as a slow server would."""
+        asked.append(uri)
+        assert loading.root == "https://api.example.com/openapi.yaml"
+        if uri != loading.root:
+            time.sleep(max(0.0, loading.deadline - time.monotonic()) + 0.01)
+        return Fetched(content=text.encode() if uri == loading.root else b"{}")
+
+    with pytest.raises(FetchLimitError, match=r"took longer than 0.25 s, .* FetchLimits\(seconds="):
+        load_document("https://api.example.com/openapi.yaml", fetch=slow, limits=FetchLimits(seconds=0.25))
+    assert asked == ["https://api.example.com/openapi.yaml", "https://api.example.com/a.yaml"]
+
+
+@pytest.mark.parametrize("limits", [{"seconds": 0}, {"seconds": -1.0}, {"documents": 0}, {"documents": 2.5}])
+def test_fetch_limits_refuse_values_that_allow_nothing(limits: dict[str, Any]) -> None:
+    with pytest.raises(CatalogConfigError, match=r"FetchLimits\.(seconds|documents) must be"):
+        FetchLimits(**limits)
 
 
 # -- OpenAPI 3.1 $id -------------------------------------------------------------------------------------------

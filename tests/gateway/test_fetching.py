@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import http.server
+import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -18,7 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from catalog.errors import DocumentError
+from catalog.errors import DocumentError, FetchLimitError
+from catalog.fetched import FetchLimits
 from catalog.loading import load_document
 from gateway.rest.fetching import fetch_document, http_fetch, load_app_document
 
@@ -95,6 +98,48 @@ def test_a_served_html_page_is_called_an_html_page(tmp_path: Path, served: str) 
 def test_a_url_that_never_answers_fails_within_the_deadline_saying_so(silent: str) -> None:
     with pytest.raises(DocumentError, match=r"did not answer within 0.2 s"):
         load_document(silent, fetch=http_fetch(0.2))
+
+
+@pytest.fixture
+def stalling() -> Iterator[str]:
+    """An http server on 127.0.0.1 whose /openapi.json refs /slow.json, which it never answers; yields the
+    document's URL."""
+    document = json.dumps(
+        {"openapi": "3.1.0", "info": {"title": "T", "version": "1", "description": {"$ref": "slow.json"}}}
+    ).encode()
+    release = threading.Event()
+
+    class Stalling(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path != "/openapi.json":
+                release.wait()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(document)))
+            self.end_headers()
+            self.wfile.write(document)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stalling)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/openapi.json"
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_ref_that_never_answers_ends_the_load_at_its_deadline_not_the_fetch_timeout(stalling: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(FetchLimitError, match=r"took longer than 0.5 s, the most one load may fetch for"):
+        load_document(stalling, fetch=http_fetch(30), limits=FetchLimits(seconds=0.5))
+    assert time.monotonic() - started < 10
 
 
 def test_file_uris_are_read_as_the_catalog_reads_them(tmp_path: Path) -> None:
