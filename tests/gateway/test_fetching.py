@@ -7,7 +7,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from textwrap import dedent
@@ -24,6 +24,7 @@ from catalog.errors import DocumentError, FetchLimitError
 from catalog.fetched import FetchLimits
 from catalog.loading import load_document
 from gateway.rest.fetching import fetch_document, http_fetch, load_app_document
+from oauth.addresses import Address
 
 
 @pytest.fixture
@@ -140,6 +141,160 @@ def test_a_ref_that_never_answers_ends_the_load_at_its_deadline_not_the_fetch_ti
     with pytest.raises(FetchLimitError, match=r"took longer than 0.5 s, the most one load may fetch for"):
         load_document(stalling, fetch=http_fetch(30), limits=FetchLimits(seconds=0.5))
     assert time.monotonic() - started < 10
+
+
+Answer = tuple[int, dict[str, str], bytes]
+
+
+class Host:
+    """An http server on 127.0.0.1 answering GETs from `routes` (path -> status, headers, body; else 404), which
+    records each request's path and Host header."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Answer] = {}
+        self.asked: list[tuple[str, str]] = []
+        host = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                host.asked.append((self.path, self.headers.get("Host", "")))
+                status, headers, body = host.routes.get(self.path, (404, {}, b"no"))
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def document(self, path: str, info: dict[str, Any], **operation: Any) -> None:
+        """Serve an OpenAPI document at `path` with this `info` and one GET /pets operation."""
+        operation["responses"] = {"200": {"description": "ok"}}
+        body = json.dumps(
+            {"openapi": "3.0.3", "info": {"title": "T", "version": "1", **info}, "paths": {"/pets": {"get": operation}}}
+        )
+        self.routes[path] = (200, {"Content-Type": "application/json"}, body.encode())
+
+    def redirect(self, path: str, location: str, status: int = 302) -> None:
+        self.routes[path] = (status, {"Location": location}, b"")
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def hosts() -> Iterator[Callable[[], Host]]:
+    """Starts `Host`s on demand, each on its own port (so its own origin), and stops them all afterwards."""
+    started: list[Host] = []
+
+    def start() -> Host:
+        started.append(Host())
+        return started[-1]
+
+    try:
+        yield start
+    finally:
+        for host in started:
+            host.close()
+
+
+def test_refs_to_other_origins_on_private_addresses_are_refused_without_asking_them(
+    hosts: Callable[[], Host],
+) -> None:
+    author, internal = hosts(), hosts()
+    internal.routes["/admin/config"] = (200, {"Content-Type": "application/json"}, b'{"db_password": "hunter2"}')
+    author.document(
+        "/openapi.json",
+        {"description": {"$ref": f"{internal.url}/admin/config#/db_password"}},
+        summary={"$ref": f"http://localhost:{internal.port}/admin/config#/db_password"},
+        description={"$ref": "http://169.254.169.254/latest/meta-data/iam/security-credentials/role"},
+    )
+    document = load_document(f"{author.url}/openapi.json", fetch=fetch_document)
+    assert internal.asked == []
+    assert document.data["info"]["description"] == {"$ref": f"{internal.url}/admin/config#/db_password"}
+    operation = document.data["paths"]["/pets"]["get"]
+    assert operation["description"] == {"$ref": "http://169.254.169.254/latest/meta-data/iam/security-credentials/role"}
+    text = "\n".join(warning.message for warning in document.warnings)
+    assert (
+        f"$ref '{internal.url}/admin/config#/db_password' cannot be resolved: '{internal.url}/admin/config' is on "
+        "127.0.0.1, which is not a public address" in text
+    )
+    assert f"may reach its own origin ({author.url}) or hosts whose every address is public" in text
+    assert "bundle the document into one file" in text
+    assert f"'http://localhost:{internal.port}/admin/config' is on " in text
+    assert "'http://169.254.169.254/latest/meta-data/iam/security-credentials/role' is on 169.254.169.254" in text
+
+
+def test_a_redirect_to_a_private_address_is_refused_before_it_is_followed(hosts: Callable[[], Host]) -> None:
+    author, internal = hosts(), hosts()
+    internal.routes["/admin/config"] = (200, {}, b'{"db_password": "hunter2"}')
+    author.redirect("/redir", f"{internal.url}/admin/config")
+    author.document("/openapi.json", {"description": {"$ref": "redir#/db_password"}})
+    document = load_document(f"{author.url}/openapi.json", fetch=fetch_document)
+    assert internal.asked == []
+    assert [path for path, _ in author.asked] == ["/openapi.json", "/redir"]
+    assert document.data["info"]["description"] == {"$ref": "redir#/db_password"}
+    assert (
+        f"'{author.url}/redir' (redirected to '{internal.url}/admin/config') is on 127.0.0.1, which is not a "
+        "public address" in document.warnings[0].message
+    )
+
+
+def test_the_documents_own_redirect_to_a_private_address_elsewhere_is_refused(hosts: Callable[[], Host]) -> None:
+    author, internal = hosts(), hosts()
+    internal.document("/openapi.json", {})
+    author.redirect("/openapi.json", f"{internal.url}/openapi.json", status=301)
+    with pytest.raises(DocumentError, match=r"\(redirected to .*\) is on 127.0.0.1, which is not a public address"):
+        load_document(f"{author.url}/openapi.json", fetch=fetch_document)
+    assert internal.asked == []
+
+
+def test_refs_and_redirects_within_the_documents_own_origin_are_followed(hosts: Callable[[], Host]) -> None:
+    author = hosts()
+    author.redirect("/openapi.json", "/v2/openapi.json", status=308)
+    author.document("/v2/openapi.json", {"description": {"$ref": "moved.json#/text"}})
+    author.redirect("/moved.json", f"{author.url}/v2/common.json", status=301)
+    author.routes["/v2/common.json"] = (200, {"Content-Type": "application/json"}, b'{"text": "Welcome"}')
+    document = load_document(f"{author.url}/openapi.json", fetch=fetch_document)
+    assert document.data["info"]["description"] == "Welcome"
+    assert document.warnings == ()
+
+
+def test_a_redirect_loop_is_refused_after_ten_hops(hosts: Callable[[], Host]) -> None:
+    author = hosts()
+    author.redirect("/a", "/b")
+    author.redirect("/b", "/a")
+    with pytest.raises(DocumentError, match=r"redirects more than 10 times"):
+        fetch_document(f"{author.url}/a")
+    assert len(author.asked) == 11
+
+
+def test_a_ref_to_an_allowed_host_is_fetched_from_the_address_that_was_checked(hosts: Callable[[], Host]) -> None:
+    if socket.getaddrinfo("localhost", 80, type=socket.SOCK_STREAM)[0][4][0] != "127.0.0.1":
+        pytest.skip("localhost does not resolve to 127.0.0.1 first here")
+    author, other = hosts(), hosts()
+    other.routes["/common.json"] = (200, {"Content-Type": "application/json"}, b'{"text": "Welcome"}')
+    author.document("/openapi.json", {"description": {"$ref": f"http://localhost:{other.port}/common.json#/text"}})
+    checked: list[str] = []
+
+    def loopback(address: Address) -> bool:
+        checked.append(str(address))
+        return address.is_loopback
+
+    document = load_document(f"{author.url}/openapi.json", fetch=http_fetch(allow_address=loopback))
+    assert document.data["info"]["description"] == "Welcome"
+    assert checked == ["127.0.0.1"]  # the other origin only: the document's own needs no check
+    assert other.asked == [("/common.json", f"localhost:{other.port}")]
 
 
 def test_file_uris_are_read_as_the_catalog_reads_them(tmp_path: Path) -> None:
