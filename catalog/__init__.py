@@ -4,8 +4,8 @@ catalog = load_catalog("openapi.yaml")
 catalog.function("orders.create").input_schema()
 
 The catalog opens no connection: URLs and the files `$ref`s name are read through a `fetch` callable
-(`Fetched`, see `catalog.fetched`) that the caller supplies. The names below are imported on first use
-(PEP 562), so that importing one module (`catalog.errors`) does not load them all.
+(`Fetched`, see `catalog.fetched`) that the caller supplies, within `FetchLimits`. The names below are imported
+on first use (PEP 562), so that importing one module (`catalog.errors`) does not load them all.
 """
 
 from __future__ import annotations
@@ -16,8 +16,15 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from catalog.builder import build_catalog, load_catalog
     from catalog.composite import Composite, Concept, Invoker, composite
-    from catalog.errors import CatalogConfigError, CatalogError, DocumentError, SchemaTooLargeError, UnknownNameError
-    from catalog.fetched import Fetched
+    from catalog.errors import (
+        CatalogConfigError,
+        CatalogError,
+        DocumentError,
+        FetchLimitError,
+        SchemaTooLargeError,
+        UnknownNameError,
+    )
+    from catalog.fetched import Fetched, FetchLimits, Loading
     from catalog.loading import Document, DocumentWarning, load_document
     from catalog.model import Arg, Catalog, Function, Module, Term
     from catalog.search import SearchResult
@@ -33,9 +40,12 @@ __all__ = [
     "Document",
     "DocumentError",
     "DocumentWarning",
+    "FetchLimitError",
+    "FetchLimits",
     "Fetched",
     "Function",
     "Invoker",
+    "Loading",
     "Module",
     "SchemaTooLargeError",
     "SearchResult",
@@ -56,10 +66,11 @@ _HOMES = {
         "CatalogConfigError",
         "CatalogError",
         "DocumentError",
+        "FetchLimitError",
         "SchemaTooLargeError",
         "UnknownNameError",
     ),
-    "catalog.fetched": ("Fetched",),
+    "catalog.fetched": ("FetchLimits", "Fetched", "Loading"),
     "catalog.loading": ("Document", "DocumentWarning", "load_document"),
     "catalog.model": ("Arg", "Catalog", "Function", "Module", "Term"),
     "catalog.search": ("SearchResult",),
