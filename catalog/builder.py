@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from catalog._allof import MAX_MERGED_PROPERTIES, AllOfProperties
 from catalog._html import plain_text
 from catalog._refs import RefResolver
 from catalog.composite import Composite, Concept
@@ -131,6 +132,8 @@ class _Builder:
         self.space = SchemaSpace(self.resolver, openapi_30=document.openapi.startswith("3.0"))
         self.max_schema_nodes = max_schema_nodes
         self.inlining = NodeBudget(MAX_CATALOG_INLINED_NODES)
+        #: The properties of request bodies that split into arguments, merged once per schema for the whole catalog.
+        self.body_properties = AllOfProperties(self.resolver, objects_only=True)
         self.warnings: list[DocumentWarning] = list(document.warnings)
 
     def warn(self, pointer: str, message: str) -> None:
@@ -442,7 +445,15 @@ class _Builder:
         term = RefResolver.schema_name(raw_schema)
         if term is not None:
             op.refs_in_args.add(term)
-        properties, required_names = self._object_properties(raw_schema)
+        merged = self.body_properties.of(raw_schema)
+        if merged is None:
+            self.warn(
+                op.pointer,
+                f"{op.method.upper()} {op.path}: merging the allOf parts of its request body would copy more than "
+                f"the catalog's {MAX_MERGED_PROPERTIES:,} properties, so the body is one `body` argument, not one "
+                "argument per property. Give its schema fewer allOf parts, each listed once",
+            )
+        properties, required_names = merged or ({}, set())
         if properties and not (set(properties) & taken) and "body" not in taken:
             args = []
             for name, schema in properties.items():
@@ -469,34 +480,6 @@ class _Builder:
             schema=self._keep_named(raw_schema, op.refs_in_args, op.inlining),
         )
         return [whole], chosen, request_types, required, term
-
-    def _object_properties(self, schema: Any, depth: int = 0) -> tuple[dict[str, Any], set[str]]:
-        """The properties and required names of an object schema, merging allOf; empty when not an object."""
-        resolved, _ = self.resolver.deref(schema)
-        if not isinstance(resolved, Mapping) or depth > 8:
-            return {}, set()
-        if any(key in resolved for key in ("oneOf", "anyOf")):
-            return {}, set()
-        kind = resolved.get("type")
-        if kind not in (None, "object") and kind != ["object"]:
-            return {}, set()
-        properties: dict[str, Any] = {}
-        required: set[str] = set()
-        for part in resolved.get("allOf") or []:
-            part_properties, part_required = self._object_properties(part, depth + 1)
-            if not part_properties:
-                part_resolved, _ = self.resolver.deref(part)
-                if isinstance(part_resolved, Mapping) and set(part_resolved) - {"description", "title", "type"}:
-                    return {}, set()  # An allOf part that is not a plain object cannot be flattened faithfully.
-            properties.update(part_properties)
-            required |= part_required
-        own = resolved.get("properties")
-        if isinstance(own, Mapping):
-            properties.update({str(name): value for name, value in own.items()})
-        listed = resolved.get("required")
-        if isinstance(listed, list):
-            required |= {item for item in listed if isinstance(item, str)}
-        return properties, required
 
     def _result(self, op: _Operation) -> tuple[str | None, dict[str, Any] | None, tuple[str, ...]]:
         responses = op.operation.get("responses")

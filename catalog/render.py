@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from weakref import WeakKeyDictionary
 
+from catalog._allof import MAX_MERGED_PROPERTIES, AllOfProperties
 from catalog._html import plain_text
 from catalog._refs import RefResolver
 from catalog.errors import UnknownNameError
@@ -321,7 +322,8 @@ def term_fields(catalog: Catalog, term: Term) -> list[str]:
     """The names of the fields explain_term lists for `term`, in order (none for a term without properties)."""
     if term.schema is None:
         return []
-    return list(_merged_properties(catalog, term.schema, 0)[0])
+    merged = _merging(catalog).of(term.schema)
+    return list(merged[0]) if merged is not None else []
 
 
 def term_part(catalog: Catalog, name: str) -> Term | None:
@@ -338,8 +340,9 @@ def term_part(catalog: Catalog, name: str) -> Term | None:
             continue
         schema: Any = term.schema
         description = ""
+        merging = _merging(catalog)
         for field_name in parts[cut:]:
-            schema = _field_schema(catalog, schema, field_name)
+            schema = _field_schema(catalog, merging, schema, field_name)
             if schema is None:
                 return None
             description = str(schema.get("description") or "") if isinstance(schema, Mapping) else ""
@@ -347,20 +350,23 @@ def term_part(catalog: Catalog, name: str) -> Term | None:
     return None
 
 
-def _field_schema(catalog: Catalog, schema: Any, field_name: str) -> Mapping[str, Any] | None:
+def _field_schema(catalog: Catalog, merging: AllOfProperties, schema: Any, field_name: str) -> Mapping[str, Any] | None:
     resolver = catalog.resolver
     for _ in range(8):  # into an array's items, a few levels at most
         resolved, _ = resolver.deref(schema) if resolver is not None else (schema, None)
         if not isinstance(resolved, Mapping) or not isinstance(resolved.get("items"), Mapping):
             break
         schema = resolved["items"]
-    properties, _ = _merged_properties(catalog, schema, 0)
-    found = properties.get(field_name)
+    merged = merging.of(schema)
+    found = merged[0].get(field_name) if merged is not None else None
     return found if isinstance(found, Mapping) else None
 
 
 def _schema_lines(catalog: Catalog, schema: Mapping[str, Any]) -> list[str]:
-    properties, required = _merged_properties(catalog, schema, 0)
+    merged = _merging(catalog).of(schema)
+    if merged is None:
+        return [f"  Fields: (not listed: merging its allOf parts copies over {MAX_MERGED_PROPERTIES:,} properties)"]
+    properties, required = merged
     lines: list[str] = []
     if properties:
         lines.append("  Fields:")
@@ -388,23 +394,9 @@ def _schema_lines(catalog: Catalog, schema: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _merged_properties(catalog: Catalog, schema: Any, depth: int) -> tuple[dict[str, Any], set[str]]:
-    resolver = catalog.resolver
-    resolved, _ = resolver.deref(schema) if resolver is not None else (schema, None)
-    if not isinstance(resolved, Mapping) or depth > 8:
-        return {}, set()
-    properties: dict[str, Any] = {}
-    required: set[str] = set()
-    for part in resolved.get("allOf") or []:
-        part_properties, part_required = _merged_properties(catalog, part, depth + 1)
-        properties.update(part_properties)
-        required |= part_required
-    own = resolved.get("properties")
-    if isinstance(own, Mapping):
-        properties.update({str(k): v for k, v in own.items()})
-    if isinstance(resolved.get("required"), list):
-        required |= {r for r in resolved["required"] if isinstance(r, str)}
-    return properties, required
+def _merging(catalog: Catalog) -> AllOfProperties:
+    """The merge of properties through allOf that explaining one term (or one dotted name) uses throughout."""
+    return AllOfProperties(catalog.resolver, objects_only=False)
 
 
 def _first_line(text: str, *, limit: int = 160) -> str:

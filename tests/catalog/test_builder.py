@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import jsonschema
 import pytest
 
+from catalog._allof import MAX_MERGED_PROPERTIES
 from catalog.builder import build_catalog
 from catalog.errors import DocumentError, SchemaTooLargeError, UnknownNameError
 from catalog.loading import load_document
 from catalog.model import Catalog
-from catalog.render import describe_function, explain_term
+from catalog.render import describe_function, explain_term, term_fields
 from catalog.schemas import (
     MAX_CATALOG_INLINED_NODES,
     MAX_INLINED_NODES,
@@ -430,6 +432,66 @@ def test_a_named_schema_whose_unnamed_refs_fan_out_converts_to_a_bounded_schema(
     assert schema is not None
     assert MAX_INLINED_NODES < count_nodes(schema) < 2 * MAX_INLINED_NODES
     jsonschema.Draft202012Validator.check_schema(schema)
+
+
+def allof_fan_out(width: int, levels: int) -> dict[str, Any]:
+    """Component schemas L0..L<levels>, each an allOf of `width` refs to the next; L<levels> has one property `a`.
+    Walked without remembering what it merged, L0 takes width**levels steps."""
+    schemas: dict[str, Any] = {
+        f"L{i}": {"allOf": [{"$ref": f"#/components/schemas/L{i + 1}"}] * width} for i in range(levels)
+    }
+    schemas[f"L{levels}"] = {"type": "object", "properties": {"a": {"type": "string"}}}
+    return schemas
+
+
+def test_a_wide_allof_fan_out_splits_into_arguments_and_explains_in_bounded_time() -> None:
+    started = time.perf_counter()
+    catalog = catalog_of(
+        {"/items": {"post": posting({"$ref": "#/components/schemas/L0"})}}, schemas=allof_fan_out(16, 8)
+    )
+    explained = explain_term(catalog, catalog.term("L0"))
+    elapsed = time.perf_counter() - started
+    assert [arg.name for arg in catalog.function("items.post_items").args] == ["a"]
+    assert "    a?: string" in explained.splitlines()
+    assert term_fields(catalog, catalog.term("L0")) == ["a"]
+    assert elapsed < 2  # 16**8 steps (hours) before each merge was remembered; milliseconds now
+
+
+def test_allof_parts_nested_deeper_than_eight_levels_are_left_out_of_the_merged_properties() -> None:
+    catalog = catalog_of(
+        {"/items": {"post": posting({"$ref": "#/components/schemas/L0"})}}, schemas=allof_fan_out(2, 9)
+    )
+    assert [arg.name for arg in catalog.function("items.post_items").args] == ["body"]
+    assert term_fields(catalog, catalog.term("L0")) == []
+    assert term_fields(catalog, catalog.term("L1")) == ["a"]
+
+
+def test_an_allof_that_would_copy_too_many_properties_keeps_the_body_whole_and_says_so() -> None:
+    # Each of 600 parts repeats Big's 600 properties: merging copies 360,000, over MAX_MERGED_PROPERTIES.
+    big = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(600)}}
+    parts = {f"C{i}": {"allOf": [{"$ref": "#/components/schemas/Big"}]} for i in range(600)}
+    whole = {"allOf": [{"$ref": f"#/components/schemas/C{i}"} for i in range(600)]}
+    started = time.perf_counter()
+    catalog = catalog_of(
+        {"/items": {"post": posting({"$ref": "#/components/schemas/Whole"})}},
+        schemas={"Big": big, **parts, "Whole": whole},
+    )
+    explained = explain_term(catalog, catalog.term("Whole"))
+    elapsed = time.perf_counter() - started
+    assert 360_000 > MAX_MERGED_PROPERTIES
+    assert [arg.name for arg in catalog.function("items.post_items").args] == ["body"]
+    assert [(w.pointer, w.message) for w in catalog.warnings] == [
+        (
+            "#/paths/~1items/post",
+            "POST /items: merging the allOf parts of its request body would copy more than the catalog's 200,000 "
+            "properties, so the body is one `body` argument, not one argument per property. Give its schema fewer "
+            "allOf parts, each listed once",
+        )
+    ]
+    assert "  Fields: (not listed: merging its allOf parts copies over 200,000 properties)" in explained.splitlines()
+    assert term_fields(catalog, catalog.term("Whole")) == []
+    assert len(term_fields(catalog, catalog.term("C0"))) == 600
+    assert elapsed < 5
 
 
 def test_terms_are_found_by_exact_name_then_case_insensitively_by_name_or_alias() -> None:
