@@ -301,19 +301,26 @@ class TaskStoreContract(StorePair):
 
 
 class TestSqliteTaskStore(SqlitePair, TaskStoreContract):
-    async def test_a_file_made_before_pools_counts_its_tasks_in_the_tasks_pool(self) -> None:
-        clock = FakeClock()
+    def old_file(self, clock: FakeClock, columns: str, values: tuple[str | None, ...]) -> None:
+        """A store file as an earlier version made it: the first columns, then `columns`; one task of alice's,
+        'old', whose values of `columns` are `values`."""
         self.path.parent.mkdir(mode=0o700)
         with contextlib.closing(sqlite3.connect(self.path)) as db:
             db.executescript(
                 "CREATE TABLE gateway_tasks (owner TEXT NOT NULL, task_id TEXT NOT NULL, record TEXT NOT NULL, "
                 "created REAL NOT NULL, expires_at REAL NOT NULL, claimed INTEGER NOT NULL DEFAULT 0, "
-                "PRIMARY KEY (owner, task_id)) WITHOUT ROWID;"
+                f"{columns}PRIMARY KEY (owner, task_id)) WITHOUT ROWID;"
             )
+            marks = ", ?" * len(values)
             db.execute(
-                "INSERT INTO gateway_tasks VALUES ('alice', 'old', '{}', ?, ?, 0)", (clock.now, clock.now + HOUR)
+                f"INSERT INTO gateway_tasks VALUES ('alice', 'old', '{{}}', ?, ?, 0{marks})",  # noqa: S608
+                (clock.now, clock.now + HOUR, *values),
             )
             db.commit()
+
+    async def test_a_file_made_before_pools_counts_its_tasks_in_the_tasks_pool(self) -> None:
+        clock = FakeClock()
+        self.old_file(clock, "", ())
         async with self.stores(clock) as (one, two):
             assert await two.get("alice", "old") == {}
             assert await one.create("bob", "new", {}, expires_at=clock.now + HOUR, limit=5, total=1) == "pool"
@@ -321,18 +328,7 @@ class TestSqliteTaskStore(SqlitePair, TaskStoreContract):
 
     async def test_a_file_made_before_addresses_counts_its_tasks_under_no_address(self) -> None:
         clock = FakeClock()
-        self.path.parent.mkdir(mode=0o700)
-        with contextlib.closing(sqlite3.connect(self.path)) as db:
-            db.executescript(
-                "CREATE TABLE gateway_tasks (owner TEXT NOT NULL, task_id TEXT NOT NULL, record TEXT NOT NULL, "
-                "created REAL NOT NULL, expires_at REAL NOT NULL, claimed INTEGER NOT NULL DEFAULT 0, "
-                "pool TEXT NOT NULL DEFAULT 'tasks', PRIMARY KEY (owner, task_id)) WITHOUT ROWID;"
-            )
-            db.execute(
-                "INSERT INTO gateway_tasks VALUES ('alice', 'old', '{}', ?, ?, 0, 'tasks')",
-                (clock.now, clock.now + HOUR),
-            )
-            db.commit()
+        self.old_file(clock, "pool TEXT NOT NULL DEFAULT 'tasks', ", ("tasks",))
         async with self.stores(clock) as (one, two):
 
             async def create(owner: str) -> Full | None:
@@ -351,18 +347,7 @@ class TestSqliteTaskStore(SqlitePair, TaskStoreContract):
 
     async def test_a_file_made_before_persons_counts_its_tasks_against_their_owners(self) -> None:
         clock = FakeClock()
-        self.path.parent.mkdir(mode=0o700)
-        with contextlib.closing(sqlite3.connect(self.path)) as db:
-            db.executescript(
-                "CREATE TABLE gateway_tasks (owner TEXT NOT NULL, task_id TEXT NOT NULL, record TEXT NOT NULL, "
-                "created REAL NOT NULL, expires_at REAL NOT NULL, claimed INTEGER NOT NULL DEFAULT 0, "
-                "pool TEXT NOT NULL DEFAULT 'tasks', address TEXT, PRIMARY KEY (owner, task_id)) WITHOUT ROWID;"
-            )
-            db.execute(
-                "INSERT INTO gateway_tasks VALUES ('alice', 'old', '{}', ?, ?, 0, 'tasks', NULL)",
-                (clock.now, clock.now + HOUR),
-            )
-            db.commit()
+        self.old_file(clock, "pool TEXT NOT NULL DEFAULT 'tasks', address TEXT, ", ("tasks", None))
         async with self.stores(clock) as (one, two):
             assert await two.get("alice", "old") == {}
             assert await one.create("alice", "new", {}, expires_at=clock.now + HOUR, limit=1) == "person"
