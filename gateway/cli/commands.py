@@ -24,6 +24,8 @@ __all__ = ["EXIT_OK", "EXIT_REFUSED", "EXIT_USAGE", "main", "parser_for"]
 EXIT_OK: Final = 0
 EXIT_REFUSED: Final = 1
 EXIT_USAGE: Final = 2
+#: Stopped with Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED: Final = 130
 
 _ENVIRONMENT: Final = """environment:
   Every option reads MCP_GATEWAY_<NAME>, shown in brackets after its help, when it is not given (lists are
@@ -145,6 +147,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{error.filename}: " if error.filename else ""
         print(f"mcp-gateway: {where}{error.strerror or error}", file=sys.stderr)
         return EXIT_REFUSED
+    except KeyboardInterrupt:
+        # Ctrl-C: a server has shut down in order by now (uvicorn raises the signal again once it has); no traceback.
+        return EXIT_INTERRUPTED
     return code
 
 

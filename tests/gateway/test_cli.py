@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 from starlette.applications import Starlette
 
 from gateway.cli import gateways
-from gateway.cli.commands import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main, parser_for
+from gateway.cli.commands import EXIT_INTERRUPTED, EXIT_OK, EXIT_REFUSED, EXIT_USAGE, main, parser_for
 from gateway.cli.oauth import OAuthFlags, oauth_server
 from gateway.cli.options import environment, given
 from gateway.cli.serve import with_oauth
@@ -574,3 +575,28 @@ def test_no_semantic_search_turns_semantic_ranking_off_and_by_default_the_extra_
     assert _cli_gateway("--no-semantic-search").toolset.ranking == Ranking(semantic=False)
     monkeypatch.setenv("MCP_GATEWAY_SEMANTIC_SEARCH", "0")
     assert _cli_gateway().toolset.ranking == Ranking(semantic=False)
+
+
+def test_serve_stopped_with_ctrl_c_shuts_down_in_order_and_exits_130_without_a_traceback() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with subprocess.Popen(
+        [sys.executable, "-m", "gateway.cli", "serve", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "MCP_GATEWAY_SEMANTIC_SEARCH": "0"},
+    ) as server:
+        assert server.stderr is not None
+        said = []
+        for line in server.stderr:
+            said.append(line)
+            if "Uvicorn running on" in line:
+                break
+        server.send_signal(signal.SIGINT)
+        rest = server.stderr.read()
+        code = server.wait(timeout=60)
+    assert code == EXIT_INTERRUPTED, "".join(said) + rest
+    assert "Application shutdown complete." in rest
+    assert "Traceback" not in rest
