@@ -20,7 +20,7 @@ from jsonschema.protocols import Validator
 
 from gateway.patterns import pattern_search
 
-__all__ = ["validator_for"]
+__all__ = ["linear", "validator_for"]
 
 
 def validator_for(schema: Mapping[str, Any] | bool) -> type[Validator]:
@@ -28,6 +28,12 @@ def validator_for(schema: Mapping[str, Any] | bool) -> type[Validator]:
     the schema's patterns in linear time."""
     dialect = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     return _linear(dialect, pattern_properties=_has_pattern_properties(schema))
+
+
+def linear(dialect: type[Validator]) -> type[Validator]:
+    """`dialect` (any jsonschema validator class, openapi-core's among them) matching patterns in linear time, for
+    schemas not seen in advance: `unevaluatedProperties` is not checked beside a `patternProperties` anywhere."""
+    return _linear(dialect, pattern_properties=True)
 
 
 @functools.cache

@@ -10,6 +10,7 @@ document's components, so nothing scans a big document's paths.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from typing import Any
 from catalog.model import Function
 from gateway.extras import announce
 from gateway.rest.request import HttpResponse
+from gateway.validators import linear
 
 __all__ = ["ResponseCheck"]
 
@@ -126,10 +128,31 @@ class ResponseCheck:
             "paths": {function.path: single},
             "components": document.get("components", {}),
         }
-        data_only = V30ResponseDataValidator if version.startswith("3.0") else V31ResponseDataValidator
+        data_only = _linear_data(V30ResponseDataValidator if version.startswith("3.0") else V31ResponseDataValidator)
         # The document is not validated here (`catalog check --strict` does that): real ones often fail it.
         config = Config(spec_validator_cls=None, response_validator_cls=data_only)  # type: ignore[arg-type]
         api = OpenAPI(SchemaPath.from_dict(small), config=config)
         with self._lock:
             self._validators[function.name] = api
         return api
+
+
+@functools.cache
+def _linear_data(data_only: Any) -> Any:
+    """openapi-core's response data validator `data_only`, its schema validators matching the document's patterns
+    in linear time (`gateway.validators.linear`) rather than with Python's backtracking `re`."""
+    from openapi_core.validation.schemas.factories import DialectSchemaValidatorsFactory, SchemaValidatorsFactory
+
+    factory = data_only.schema_validators_factory
+    if isinstance(factory, DialectSchemaValidatorsFactory):
+
+        class _Dialects(DialectSchemaValidatorsFactory):
+            def get_validator_cls(self, spec: Any, schema: Any) -> Any:
+                return linear(super().get_validator_cls(spec, schema))
+
+        linear_factory: SchemaValidatorsFactory = _Dialects(
+            factory.schema_validator_cls, factory.default_jsonschema_dialect_id, factory.format_checker
+        )
+    else:
+        linear_factory = SchemaValidatorsFactory(linear(factory.schema_validator_cls), factory.format_checker)
+    return type(f"Linear{data_only.__name__}", (data_only,), {"schema_validators_factory": linear_factory})

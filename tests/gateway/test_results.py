@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -356,3 +357,18 @@ def test_structured_content_goes_with_values_up_to_100_levels_deep_and_never_dee
         assert json.loads(result.texts[0]) == value
     compact = {"rows": [{"id": n, "deep": _nested(100)} for n in range(3)]}
     assert value_result(function, compact, max_output_bytes=1_000_000, compact=True).structured is None
+
+
+async def test_an_answer_is_held_to_the_documents_patterns_in_linear_time() -> None:
+    # Python's backtracking `re` takes minutes on this answer (twice as long for each more "a"); RE2 no time.
+    hostile = {"id": 7, "name": "a" * 31 + "!"}
+    app, document = changing_api([hostile])
+    document["components"]["schemas"]["Thing"]["properties"]["name"]["pattern"] = "^(a+)+$"
+    gateway = Gateway(app=app, spec=document, tools=["things.get_thing"])
+    async with client_of(gateway) as client:
+        started = time.perf_counter()
+        answer = await client.call_tool("things-get_thing", {"id": "7"})
+        took = time.perf_counter() - started
+    assert answer.is_error and answer.structured_content is None
+    assert json.loads(text(answer)) == hostile
+    assert took < 10, f"took {took:.1f} s"
