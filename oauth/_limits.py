@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from oauth._log import shown
+from oauth._log import loggable
 from oauth.addresses import network_key, rate_key
 from oauth.store import TokenStore
 
@@ -36,10 +36,10 @@ async def spend(store: TokenStore, what: str, address: str, limits: Sequence[Lim
     first refusal of each limit in its window is logged, so a visitor cannot flood the log."""
     for limit in limits:
         if limit.scope == "address":
-            key, whose = rate_key(address), shown(address)
+            key, whose = rate_key(address), loggable(address)
         elif limit.scope == "network":
             key = network_key(address)
-            whose = f"network {shown(key)}"
+            whose = f"network {loggable(key)}"
         else:
             key, whose = "overall", "all addresses"
         counted = await store.count(f"{what}:{limit.scope}:{key}", window=limit.window)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["shown"]
+__all__ = ["loggable"]
 
 _MOST: Final = 300
 
 
-def shown(value: object) -> str:
+def loggable(value: object) -> str:
     """`value` for a log message: as it is when every character of it is printable, else its repr (so that a line
     break appears as `\\n`); cut to a few hundred characters, so that one request cannot write a long line."""
     text = str(value)

@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 
-from oauth._log import shown
+from oauth._log import loggable
 from oauth.addresses import Address, is_public_address, network_key, rate_key
 from oauth.errors import ClientDocumentError, ConfigError, FetchBudget
 from oauth.store import Clock
@@ -287,7 +287,9 @@ class ClientDocuments:
         refused = self._spending.spend(url=url, host=host, address=address, now=now)
         if refused is not None:
             if stored is not None and self._may_stand_in(stored, now):
-                why = f"not fetching it for {shown(address)}: the {refused.budget} budget is spent ({refused.reason})"
+                why = (
+                    f"not fetching it for {loggable(address)}: the {refused.budget} budget is spent ({refused.reason})"
+                )
                 return self._stand_in(url, stored, now, why)
             self._log_refusal(url, address, refused, now)
             window = self.budgets.window
@@ -308,7 +310,7 @@ class ClientDocuments:
                 self._documents.pop(url, None)
             elif stored is not None and self._may_stand_in(stored, self._clock()):
                 return self._stand_in(url, stored, self._clock(), f"it could not be fetched again: {detail}")
-            logger.warning("the client metadata document %s could not be fetched: %s", shown(url), shown(detail))
+            logger.warning("the client metadata document %s could not be fetched: %s", loggable(url), loggable(detail))
             raise _unreachable(url) from None
         except ClientDocumentError as error:
             # The publisher changed the document into one that is not acceptable: it replaces the copy.
@@ -336,7 +338,7 @@ class ClientDocuments:
             stored.stale_logged_at = now
             logger.warning(
                 "serving the client metadata document %s fetched before, %d s past its expiry (at most %g s): %s",
-                shown(url),
+                loggable(url),
                 now - stored.expires_at,
                 self.stale_if_error,
                 why,
@@ -360,8 +362,8 @@ class ClientDocuments:
         self._refusals_logged[refused.key] = now
         logger.warning(
             "not fetching the client metadata document %s for %s: the %s budget is spent (%s)",
-            shown(url),
-            shown(address),
+            loggable(url),
+            loggable(address),
             refused.budget,
             refused.reason,
         )

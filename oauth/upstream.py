@@ -26,7 +26,7 @@ import anyio
 import httpx2
 
 from oauth import _authlib
-from oauth._log import shown
+from oauth._log import loggable
 from oauth.config import check_base_url
 from oauth.errors import ConfigError, LoginError, ProviderRefusedError, ProviderUnavailableError
 from oauth.grants import Principal, Renewal
@@ -165,7 +165,7 @@ class ProviderLogin:
         ProviderUnavailableError when it cannot be reached."""
         if "error" in params:
             said = params.get("error_description") or params["error"]
-            logger.warning("the identity provider refused a login: %s", shown(params["error"]))
+            logger.warning("the identity provider refused a login: %s", loggable(params["error"]))
             raise LoginError(f"The identity provider did not log you in: {said}.")
         code = params.get("code")
         if not code:
